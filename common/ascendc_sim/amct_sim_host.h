@@ -1,0 +1,97 @@
+// Host-side interface of the amct kernel sim (the CPU emulation of the AscendC subset).
+//
+// Used by operator host glue (which must never include kernel_operator.h) and by the kernel sim
+// itself. Standard library only: usable without torch.
+//
+// The process-wide state (platform override, launch counter, the per-thread GM registry) lives
+// in amct_sim_state.cpp, compiled ONCE per process (into libamct_common.so in the torch build,
+// into the test program in standalone tests), behind the extern "C" accessors declared below,
+// so that every shared library using the sim sees the same object.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+namespace amct_sim {
+
+// Every error of the sim. what() starts with "amct kernel sim: ".
+struct SimError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One GM (device memory) region a launch may touch: [ptr, ptr + bytes).
+struct GmRegion {
+  const void* ptr;
+  uint64_t bytes;
+  bool writable;
+};
+
+// Platform facts the CPU backend emulates: AIV core count and UB bytes per core.
+struct PlatformFacts {
+  uint32_t aivCores;
+  uint64_t ubBytes;
+};
+
+}  // namespace amct_sim
+
+// ---- process-wide state (defined in amct_sim_state.cpp) ---------------------------------------
+// Errors are reported through (err, errLen) buffers rather than exceptions across the boundary.
+extern "C" {
+// __NPU_ARCH__ amct_sim_state.cpp was compiled for (2201 or 3510) and that arch's usable UB.
+int amct_sim_state_arch(void);
+uint64_t amct_sim_state_arch_ub_bytes(void);
+// Current platform facts (override, else environment, else defaults). 0 = ok, else err is set.
+int amct_sim_state_get_platform(uint32_t* aivCores, uint64_t* ubBytes, char* err, size_t errLen);
+// Override; a value <= 0 resets that fact. 0 = ok (applied), else err is set (nothing applied).
+int amct_sim_state_set_platform(int64_t aivCores, int64_t ubBytes, char* err, size_t errLen);
+// Launch counter: read, and count one more launch (returns the new value).
+uint64_t amct_sim_state_launch_count(void);
+uint64_t amct_sim_state_note_launch(void);
+// The calling thread's GM registry: push a scope of regions, pop the innermost scope, copy the
+// registered regions (all scopes) into out[0..cap) and return how many are registered.
+void amct_sim_state_gm_push(const amct_sim::GmRegion* regions, size_t count);
+void amct_sim_state_gm_pop(void);
+size_t amct_sim_state_gm_snapshot(amct_sim::GmRegion* out, size_t cap);
+// Returns 1 the first time it is called with a given key (0..63) in the process, else 0.
+int amct_sim_state_first_time(int key);
+}
+
+namespace amct_sim {
+
+// RAII: registers GM regions for the launches made on this thread while it lives (nestable).
+class GmScope {
+ public:
+  GmScope(std::initializer_list<GmRegion> regions) { amct_sim_state_gm_push(regions.begin(), regions.size()); }
+  ~GmScope() { amct_sim_state_gm_pop(); }
+  GmScope(const GmScope&) = delete;
+  GmScope& operator=(const GmScope&) = delete;
+};
+
+// Current facts: SetPlatform override, else env AMCT_SIM_CORE_NUM / AMCT_SIM_UB_SIZE, else the
+// defaults (40 cores; 196608 B on __NPU_ARCH__ 2201, 253952 B on 3510). Invalid env -> SimError.
+inline PlatformFacts GetPlatform() {
+  PlatformFacts facts{0, 0};
+  char err[512] = {0};
+  if (amct_sim_state_get_platform(&facts.aivCores, &facts.ubBytes, err, sizeof(err)) != 0) {
+    throw SimError(err);
+  }
+  return facts;
+}
+
+// value <= 0 resets that fact to its default; cores in [1, 65535], ub in [1024, ArchUbBytes()],
+// else SimError (and nothing changes).
+inline void SetPlatform(int64_t aivCores, int64_t ubBytes) {
+  char err[512] = {0};
+  if (amct_sim_state_set_platform(aivCores, ubBytes, err, sizeof(err)) != 0) throw SimError(err);
+}
+
+// Number of Launch() calls made so far in the process (all kernels).
+inline uint64_t LaunchCount() { return amct_sim_state_launch_count(); }
+
+// The arch's documented usable UB (196608 on dav-2201, 253952 on dav-3510).
+inline uint64_t ArchUbBytes() { return amct_sim_state_arch_ub_bytes(); }
+
+}  // namespace amct_sim

@@ -1,0 +1,157 @@
+// Process-wide state of the amct kernel sim: platform override, launch counter, GM registry.
+// Compile exactly once per process (libamct_common.so, or the standalone test program), with
+// -D__NPU_ARCH__=2201|3510, the arch the kernels of the process are compiled for.
+#include "amct_sim_host.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#if !defined(__NPU_ARCH__) || (__NPU_ARCH__ != 2201 && __NPU_ARCH__ != 3510)
+#error "amct_sim_state.cpp: compile with -D__NPU_ARCH__=2201 or -D__NPU_ARCH__=3510"
+#endif
+
+namespace {
+
+constexpr uint64_t kArchUbBytes = (__NPU_ARCH__ == 2201) ? 196608u : 253952u;
+constexpr int64_t kDefaultCores = 40;
+constexpr int64_t kMaxCores = 65535;
+constexpr int64_t kMinUbBytes = 1024;
+
+std::mutex g_platformMutex;
+int64_t g_coresOverride = 0;  // 0: none
+int64_t g_ubOverride = 0;     // 0: none
+std::atomic<uint64_t> g_launchCount{0};
+std::atomic<uint64_t> g_firstTimeBits{0};
+
+struct ThreadGmRegistry {
+  std::vector<amct_sim::GmRegion> regions;
+  std::vector<size_t> marks;  // regions.size() before each push
+};
+thread_local ThreadGmRegistry t_gm;
+
+bool checkCores(int64_t cores, const char* source, char* err, size_t errLen) {
+  if (cores >= 1 && cores <= kMaxCores) return true;
+  if (err != nullptr && errLen > 0) {
+    std::snprintf(err, errLen, "amct kernel sim: %s: AIV core count must be in [1, %lld], got %lld", source,
+                  static_cast<long long>(kMaxCores), static_cast<long long>(cores));
+  }
+  return false;
+}
+
+bool checkUb(int64_t ub, const char* source, char* err, size_t errLen) {
+  if (ub >= kMinUbBytes && static_cast<uint64_t>(ub) <= kArchUbBytes) return true;
+  if (err != nullptr && errLen > 0) {
+    std::snprintf(err, errLen,
+                  "amct kernel sim: %s: UB bytes must be in [%lld, %llu] (the usable UB of __NPU_ARCH__ %d), "
+                  "got %lld",
+                  source, static_cast<long long>(kMinUbBytes), static_cast<unsigned long long>(kArchUbBytes),
+                  __NPU_ARCH__, static_cast<long long>(ub));
+  }
+  return false;
+}
+
+// Parses an environment variable as a decimal/hex integer. Returns false (err set) if malformed.
+bool envInt(const char* name, bool* present, int64_t* value, char* err, size_t errLen) {
+  const char* text = std::getenv(name);
+  *present = false;
+  if (text == nullptr || text[0] == '\0') return true;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 0);
+  if (errno != 0 || end == text || *end != '\0') {
+    if (err != nullptr && errLen > 0) {
+      std::snprintf(err, errLen, "amct kernel sim: environment %s='%s' is not an integer", name, text);
+    }
+    return false;
+  }
+  *present = true;
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int amct_sim_state_arch(void) { return __NPU_ARCH__; }
+
+uint64_t amct_sim_state_arch_ub_bytes(void) { return kArchUbBytes; }
+
+int amct_sim_state_get_platform(uint32_t* aivCores, uint64_t* ubBytes, char* err, size_t errLen) {
+  int64_t cores = 0;
+  int64_t ub = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_platformMutex);
+    cores = g_coresOverride;
+    ub = g_ubOverride;
+  }
+  if (cores == 0) {
+    bool present = false;
+    int64_t v = 0;
+    if (!envInt("AMCT_SIM_CORE_NUM", &present, &v, err, errLen)) return 1;
+    if (present) {
+      if (!checkCores(v, "environment AMCT_SIM_CORE_NUM", err, errLen)) return 1;
+      cores = v;
+    } else {
+      cores = kDefaultCores;
+    }
+  }
+  if (ub == 0) {
+    bool present = false;
+    int64_t v = 0;
+    if (!envInt("AMCT_SIM_UB_SIZE", &present, &v, err, errLen)) return 1;
+    if (present) {
+      if (!checkUb(v, "environment AMCT_SIM_UB_SIZE", err, errLen)) return 1;
+      ub = v;
+    } else {
+      ub = static_cast<int64_t>(kArchUbBytes);
+    }
+  }
+  *aivCores = static_cast<uint32_t>(cores);
+  *ubBytes = static_cast<uint64_t>(ub);
+  return 0;
+}
+
+int amct_sim_state_set_platform(int64_t aivCores, int64_t ubBytes, char* err, size_t errLen) {
+  if (aivCores > 0 && !checkCores(aivCores, "SetPlatform", err, errLen)) return 1;
+  if (ubBytes > 0 && !checkUb(ubBytes, "SetPlatform", err, errLen)) return 1;
+  std::lock_guard<std::mutex> lock(g_platformMutex);
+  g_coresOverride = aivCores > 0 ? aivCores : 0;
+  g_ubOverride = ubBytes > 0 ? ubBytes : 0;
+  return 0;
+}
+
+uint64_t amct_sim_state_launch_count(void) { return g_launchCount.load(std::memory_order_relaxed); }
+
+uint64_t amct_sim_state_note_launch(void) { return g_launchCount.fetch_add(1, std::memory_order_relaxed) + 1; }
+
+void amct_sim_state_gm_push(const amct_sim::GmRegion* regions, size_t count) {
+  t_gm.marks.push_back(t_gm.regions.size());
+  for (size_t i = 0; i < count; ++i) t_gm.regions.push_back(regions[i]);
+}
+
+void amct_sim_state_gm_pop(void) {
+  if (t_gm.marks.empty()) return;
+  t_gm.regions.resize(t_gm.marks.back());
+  t_gm.marks.pop_back();
+}
+
+size_t amct_sim_state_gm_snapshot(amct_sim::GmRegion* out, size_t cap) {
+  size_t n = t_gm.regions.size();
+  for (size_t i = 0; i < n && i < cap; ++i) out[i] = t_gm.regions[i];
+  return n;
+}
+
+int amct_sim_state_first_time(int key) {
+  if (key < 0 || key > 63) return 0;
+  uint64_t bit = uint64_t{1} << key;
+  uint64_t old = g_firstTimeBits.fetch_or(bit);
+  return (old & bit) ? 0 : 1;
+}
+
+}  // extern "C"

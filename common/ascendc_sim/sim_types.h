@@ -1,0 +1,400 @@
+// amct kernel sim: qualifiers, scalar types (half, bfloat16_t), exact float rounding, the
+// global pipe_t/event_t builtins, AscendC enums and constants, and the dtype-table machinery.
+// Internal header: kernels include "kernel_operator.h".
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+// ---- qualifiers (empty in the sim; ascendc_subset.md §2.1) ------------------------------------
+#define __gm__
+#define __aicore__
+#define __global__
+#define __vector__
+#define GM_ADDR __gm__ uint8_t*
+
+namespace amct_sim {
+namespace detail {
+
+template <class To, class From>
+inline To BitCast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast size mismatch");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
+// ---- exact software rounding: the reference for every float conversion of the sim ----------
+// Rounding directions of §5.3 (NONE is resolved by the caller).
+enum class Rnd : uint8_t { kRint, kFloor, kCeil, kRound, kTrunc, kOdd };
+
+// An exactly represented real: (-1)^neg * mant * 2^exp; mant == 0 means a signed zero.
+struct Exact {
+  bool neg = false;
+  bool nan = false;
+  bool inf = false;
+  uint64_t mant = 0;
+  int32_t exp = 0;
+};
+
+inline int HighBit(uint64_t v) { return 63 - __builtin_clzll(v); }
+
+// mant / 2^sh rounded to an integer in direction `mode` (sign `neg` for the directed modes).
+inline uint64_t RoundShift(uint64_t mant, int sh, bool neg, Rnd mode) {
+  if (sh <= 0) return mant << (-sh);
+  if (sh >= 66) {
+    mant = (mant != 0) ? 1 : 0;  // far below half an ulp: keep only "inexact"
+    sh = 63;
+  }
+  while (sh > 63) {  // jam shifted-out bits into a sticky LSB
+    mant = (mant >> 1) | (mant & 1);
+    --sh;
+  }
+  uint64_t kept = mant >> sh;
+  uint64_t rem = mant & ((uint64_t{1} << sh) - 1);
+  uint64_t halfway = uint64_t{1} << (sh - 1);
+  switch (mode) {
+    case Rnd::kRint:
+      if (rem > halfway || (rem == halfway && (kept & 1))) ++kept;
+      break;
+    case Rnd::kRound:
+      if (rem >= halfway) ++kept;
+      break;
+    case Rnd::kFloor:
+      if (neg && rem != 0) ++kept;
+      break;
+    case Rnd::kCeil:
+      if (!neg && rem != 0) ++kept;
+      break;
+    case Rnd::kTrunc:
+      break;
+    case Rnd::kOdd:
+      if (rem != 0) kept |= 1;
+      break;
+  }
+  return kept;
+}
+
+// Rounds an exact value to a binary float format with `fracBits` fraction bits and `expBits`
+// exponent bits (IEEE layout, subnormals, Inf/NaN). Returns the format's bit pattern.
+inline uint64_t RoundToFormat(const Exact& v, int fracBits, int expBits, Rnd mode) {
+  const int bias = (1 << (expBits - 1)) - 1;
+  const int emin = 1 - bias;
+  const uint64_t maxBiased = (uint64_t{1} << expBits) - 1;
+  const uint64_t sign = uint64_t{v.neg ? 1u : 0u} << (fracBits + expBits);
+  if (v.nan) return sign | (maxBiased << fracBits) | (uint64_t{1} << (fracBits - 1));
+  if (v.inf) return sign | (maxBiased << fracBits);
+  if (v.mant == 0) return sign;
+  const int e = HighBit(v.mant) + v.exp;  // value in [2^e, 2^(e+1))
+  int q = (e < emin ? emin : e) - fracBits;  // exponent of the result's ulp
+  const int sh = q - v.exp;
+  uint64_t r = (sh <= 0) ? (v.mant << (-sh)) : RoundShift(v.mant, sh, v.neg, mode);
+  if (r >> (fracBits + 1)) {  // rounding carried into a new binade
+    r >>= 1;
+    ++q;
+  }
+  uint64_t biased = 0;
+  uint64_t frac = r;
+  if (r >> fracBits) {
+    biased = static_cast<uint64_t>(q + fracBits + bias);
+    frac = r & ((uint64_t{1} << fracBits) - 1);
+  }
+  if (biased >= maxBiased) {
+    bool toInf = false;
+    switch (mode) {
+      case Rnd::kRint:
+      case Rnd::kRound: toInf = true; break;
+      case Rnd::kFloor: toInf = v.neg; break;
+      case Rnd::kCeil: toInf = !v.neg; break;
+      case Rnd::kTrunc:
+      case Rnd::kOdd: toInf = false; break;
+    }
+    return sign | (toInf ? (maxBiased << fracBits) : ((maxBiased << fracBits) - 1));
+  }
+  return sign | (biased << fracBits) | frac;
+}
+
+// Rounds an exact value to an integer magnitude. Returns false if it does not fit 64 bits.
+inline bool RoundToInteger(const Exact& v, Rnd mode, uint64_t* magnitude) {
+  *magnitude = 0;
+  if (v.nan || v.inf) return false;
+  if (v.mant == 0) return true;
+  if (v.exp >= 0) {
+    if (HighBit(v.mant) + v.exp >= 64) return false;
+    *magnitude = v.mant << v.exp;
+    return true;
+  }
+  *magnitude = RoundShift(v.mant, -v.exp, v.neg, mode);
+  return true;
+}
+
+// Unpacks an IEEE-layout bit pattern exactly.
+inline Exact UnpackFloatBits(uint64_t bits, int fracBits, int expBits) {
+  Exact v;
+  const int bias = (1 << (expBits - 1)) - 1;
+  const uint64_t maxBiased = (uint64_t{1} << expBits) - 1;
+  v.neg = ((bits >> (fracBits + expBits)) & 1) != 0;
+  const uint64_t biased = (bits >> fracBits) & maxBiased;
+  const uint64_t frac = bits & ((uint64_t{1} << fracBits) - 1);
+  if (biased == maxBiased) {
+    v.nan = frac != 0;
+    v.inf = frac == 0;
+    return v;
+  }
+  if (biased == 0) {
+    v.mant = frac;
+    v.exp = 1 - bias - fracBits;
+  } else {
+    v.mant = frac | (uint64_t{1} << fracBits);
+    v.exp = static_cast<int32_t>(biased) - bias - fracBits;
+  }
+  return v;
+}
+
+inline Exact UnpackInteger(int64_t value) {
+  Exact v;
+  v.neg = value < 0;
+  v.mant = v.neg ? (~static_cast<uint64_t>(value) + 1) : static_cast<uint64_t>(value);
+  return v;
+}
+
+inline Exact UnpackUnsigned(uint64_t value) {
+  Exact v;
+  v.mant = value;
+  return v;
+}
+
+// ---- fast conversions used by half/bfloat16_t and the hot Cast pairs (RNE) ------------------
+// Equal to RoundToFormat(..., Rnd::kRint) for every input (tests check this); NaN payloads differ.
+inline uint16_t FloatToHalfRne(float value) {
+  uint32_t x = BitCast<uint32_t>(value);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7FFFFFFFu;
+  uint16_t out;
+  if (x >= 0x47800000u) {  // >= 65536, Inf or NaN
+    out = static_cast<uint16_t>(x > 0x7F800000u ? 0x7E00u : 0x7C00u);
+  } else if (x < 0x38800000u) {  // below 2^-14: half subnormal or zero; let the FPU round (RNE)
+    // Adding 0.5 puts the value's 2^-24 multiples into the low mantissa bits of a float in [0.5, 1).
+    float f = BitCast<float>(x) + 0.5f;
+    out = static_cast<uint16_t>(BitCast<uint32_t>(f) - 0x3F000000u);
+  } else {
+    const uint32_t odd = (x >> 13) & 1u;
+    x += 0xC8000FFFu + odd;  // rebias exponent by (15 - 127) and add the rounding increment
+    out = static_cast<uint16_t>(x >> 13);
+  }
+  return static_cast<uint16_t>(out | sign);
+}
+
+inline float HalfToFloatBits(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t rest = static_cast<uint32_t>(h & 0x7FFFu) << 13;
+  const uint32_t e = rest & 0x0F800000u;
+  if (e == 0x0F800000u) return BitCast<float>(sign | (rest + 0x70000000u));  // Inf, NaN
+  if (e == 0) {  // zero, subnormal: m * 2^-24 exactly
+    float f = static_cast<float>(h & 0x3FFu) * 5.9604644775390625e-08f;
+    return BitCast<float>(BitCast<uint32_t>(f) | sign);
+  }
+  return BitCast<float>(sign | (rest + 0x38000000u));
+}
+
+inline uint16_t FloatToBf16Rne(float value) {
+  uint32_t x = BitCast<uint32_t>(value);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x0040u);  // quiet NaN
+  x += 0x7FFFu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+inline float Bf16ToFloatBits(uint16_t b) { return BitCast<float>(static_cast<uint32_t>(b) << 16); }
+
+template <class F>
+using OnlyFloat = std::enable_if_t<std::is_same<F, float>::value, int>;
+
+}  // namespace detail
+}  // namespace amct_sim
+
+// ---- half and bfloat16_t (R7: built from float only, explicit to float, no operators) --------
+struct half {
+  uint16_t amct_bits;  // binary16 pattern (sim-internal; kernels use ReinterpretCast<uint16_t>)
+  half() = default;
+  template <class F, amct_sim::detail::OnlyFloat<F> = 0>
+  half(F value) : amct_bits(amct_sim::detail::FloatToHalfRne(value)) {}  // NOLINT: implicit by design
+  explicit operator float() const { return amct_sim::detail::HalfToFloatBits(amct_bits); }
+};
+
+struct bfloat16_t {
+  uint16_t amct_bits;  // bfloat16 pattern (sim-internal)
+  bfloat16_t() = default;
+  template <class F, amct_sim::detail::OnlyFloat<F> = 0>
+  bfloat16_t(F value) : amct_bits(amct_sim::detail::FloatToBf16Rne(value)) {}  // NOLINT: implicit by design
+  explicit operator float() const { return amct_sim::detail::Bf16ToFloatBits(amct_bits); }
+};
+
+static_assert(sizeof(half) == 2 && std::is_trivially_copyable<half>::value, "half layout");
+static_assert(sizeof(bfloat16_t) == 2 && std::is_trivially_copyable<bfloat16_t>::value, "bfloat16_t layout");
+
+// ---- compiler builtins (global): pipes and event ids; numeric values are the sim's own --------
+enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL };
+enum event_t : uint8_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+  GM,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  VECIN,
+  VECOUT,
+  VECCALC,
+  LCM = VECCALC,
+  SPM,
+  SHM = SPM,
+  TSCM,
+  C2PIPE2GM,
+  C2PIPE2LOCAL,
+  MAX
+};
+
+using TEventID = int8_t;
+
+enum class HardEvent : uint8_t {
+  MTE2_MTE1,
+  MTE1_MTE2,
+  MTE1_M,
+  M_MTE1,
+  MTE2_V,
+  V_MTE2,
+  MTE3_V,
+  V_MTE3,
+  M_V,
+  V_M,
+  V_V,
+  MTE3_MTE1,
+  MTE1_MTE3,
+  MTE1_V,
+  MTE2_M,
+  M_MTE2,
+  V_MTE1,
+  M_FIX,
+  FIX_M,
+  MTE3_MTE2,
+  MTE2_MTE3,
+  S_V,
+  V_S,
+  S_MTE2,
+  MTE2_S,
+  S_MTE3,
+  MTE3_S,
+  MTE2_FIX,
+  FIX_MTE2,
+  FIX_S,
+  M_S,
+  FIX_MTE3,
+  MTE1_FIX,
+  FIX_MTE1,
+  FIX_FIX,
+  MAX
+};
+
+enum class RoundMode : uint8_t {
+  CAST_NONE = 0,
+  CAST_RINT,
+  CAST_FLOOR,
+  CAST_CEIL,
+  CAST_ROUND,
+  CAST_TRUNC,
+  CAST_ODD,
+#if __NPU_ARCH__ == 3510
+  CAST_HYBRID,
+  CAST_EVEN,
+  CAST_ZERO,
+#endif
+  UNKNOWN = 0xFF
+};
+
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+// §5.1 constants.
+constexpr int32_t ONE_BLK_SIZE = 32;
+constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
+constexpr int32_t MAX_REPEAT_TIMES = 255;
+constexpr int32_t DEFAULT_BLK_STRIDE = 1;
+constexpr int32_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr int32_t MASK_PLACEHOLDER = 0;
+
+}  // namespace AscendC
+
+// ---- per-arch dtype tables: a failed (API, dtype) is a static_assert naming API, type, arch ---
+namespace amct_sim {
+namespace detail {
+
+template <class T, class... Ts>
+constexpr bool kIsOneOf = (std::is_same<T, Ts>::value || ...);
+
+constexpr bool kArch2201 = (__NPU_ARCH__ == 2201);
+constexpr bool kArch3510 = (__NPU_ARCH__ == 3510);
+
+// Instantiated as api::<Name>::Check<dtype, __NPU_ARCH__, ok>: when ok is false the compiler
+// prints "static assertion failed: <Name>: dtype not supported on this __NPU_ARCH__ ..." in the
+// context "In instantiation of 'struct amct_sim::api::<Name>::Check<dtype, arch, false>'".
+#define AMCT_SIM_API_TAG(NAME)                                                                          \
+  struct NAME {                                                                                         \
+    template <class Dtype, int Arch, bool Ok>                                                           \
+    struct Check {                                                                                      \
+      static_assert(Ok, #NAME ": dtype not supported on this __NPU_ARCH__ (see the per-arch tables of " \
+                              "ascendc_subset.md; the template arguments below name dtype and arch)");  \
+      static constexpr bool value = Ok;                                                                 \
+    };                                                                                                  \
+  };
+
+// (The condition is always true: instantiating Check<..., false> is what fails, with one message.)
+#define AMCT_SIM_REQUIRE_DTYPE(NAME, DTYPE, OK) \
+  static_assert(::amct_sim::api::NAME::Check<DTYPE, __NPU_ARCH__, (OK)>::value || !(OK), #NAME)
+
+}  // namespace detail
+
+namespace api {
+AMCT_SIM_API_TAG(Add)
+AMCT_SIM_API_TAG(Sub)
+AMCT_SIM_API_TAG(Mul)
+AMCT_SIM_API_TAG(Div)
+AMCT_SIM_API_TAG(Max)
+AMCT_SIM_API_TAG(Min)
+AMCT_SIM_API_TAG(And)
+AMCT_SIM_API_TAG(Or)
+AMCT_SIM_API_TAG(Not)
+AMCT_SIM_API_TAG(Adds)
+AMCT_SIM_API_TAG(Muls)
+AMCT_SIM_API_TAG(Maxs)
+AMCT_SIM_API_TAG(Mins)
+AMCT_SIM_API_TAG(ShiftLeft)
+AMCT_SIM_API_TAG(ShiftRight)
+AMCT_SIM_API_TAG(Abs)
+AMCT_SIM_API_TAG(Exp)
+AMCT_SIM_API_TAG(Ln)
+AMCT_SIM_API_TAG(Sqrt)
+AMCT_SIM_API_TAG(Relu)
+AMCT_SIM_API_TAG(Duplicate)
+AMCT_SIM_API_TAG(CreateVecIndex)
+AMCT_SIM_API_TAG(Cast)
+AMCT_SIM_API_TAG(Compare)
+AMCT_SIM_API_TAG(Compares)
+AMCT_SIM_API_TAG(Select)
+AMCT_SIM_API_TAG(DataCopy)
+AMCT_SIM_API_TAG(DataCopyPad)
+AMCT_SIM_API_TAG(TQue)
+AMCT_SIM_API_TAG(TBuf)
+}  // namespace api
+
+// Cast's "dtype" in the static_assert context: the (destination, source) pair.
+template <class Dst, class Src>
+struct CastPair {};
+
+}  // namespace amct_sim

@@ -1,0 +1,157 @@
+# Shared CMake logic of every amct_ops operator (and of common/ itself).
+#
+# An operator's CMakeLists.txt is:
+#
+#   cmake_minimum_required(VERSION 3.18)
+#   include(${CMAKE_CURRENT_LIST_DIR}/../common/cmake/amct_operator.cmake)
+#   project(<op> LANGUAGES ${AMCT_LANGUAGES})
+#   amct_add_operator(<op> KERNEL op_kernel/<op>_kernel.cpp
+#                     HOST op_extension/register.cpp op_extension/<op>_host.cpp
+#                     NPU_HOST op_extension/<op>_npu.cpp
+#                     [NPU_ARCHS dav-2201 dav-3510])
+#
+# Including this file (before project(), at file scope) chooses the backend's languages:
+# CPU -> CXX only; NPU -> find_package(ASC) and ASC + CXX. ops_build.sh passes the settings:
+# AMCT_ROOT, AMCT_PYTHON, AMCT_BACKEND (cpu|npu), AMCT_SOC, AMCT_NPU_ARCH (dav-2201|dav-3510),
+# AMCT_ARCH_NUMBER (2201|3510), AMCT_HOST_ARCH (x86_64|aarch64).
+
+foreach(_amct_var AMCT_ROOT AMCT_PYTHON AMCT_BACKEND AMCT_NPU_ARCH AMCT_ARCH_NUMBER AMCT_HOST_ARCH)
+  if(NOT DEFINED ${_amct_var})
+    message(FATAL_ERROR "amct_ops: ${_amct_var} is not set; build with `bash ops_build.sh` (see README.md)")
+  endif()
+endforeach()
+set(AMCT_CONFIG_KEY "${AMCT_CONFIG_KEY}" CACHE STRING "settings this build dir was configured with")
+
+if(AMCT_BACKEND STREQUAL "npu")
+  list(APPEND CMAKE_MODULE_PATH "$ENV{ASCEND_HOME_PATH}/compiler/tikcpp/ascendc_kernel_cmake")
+  find_package(ASC REQUIRED)
+  set(AMCT_LANGUAGES ASC CXX)
+elseif(AMCT_BACKEND STREQUAL "cpu")
+  set(AMCT_LANGUAGES CXX)
+else()
+  message(FATAL_ERROR "amct_ops: AMCT_BACKEND must be cpu or npu, got '${AMCT_BACKEND}'")
+endif()
+
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+set(AMCT_COMMON_DIR "${AMCT_ROOT}/common")
+set(AMCT_COMMON_BUILD_DIR "${AMCT_ROOT}/common/build")
+
+# torch's include dirs, library dir and C++ ABI, asked from the Python that will import us.
+function(amct_find_torch)
+  execute_process(
+    COMMAND "${AMCT_PYTHON}" -c
+      "import os, torch; from torch.utils import cpp_extension as c; print(';'.join(c.include_paths())); print(os.path.join(os.path.dirname(torch.__file__), 'lib')); print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
+    OUTPUT_VARIABLE _out RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "amct_ops: cannot import torch with ${AMCT_PYTHON}")
+  endif()
+  string(REPLACE "\n" ";" _lines "${_out}")
+  list(GET _lines -2 _libdir)
+  list(GET _lines -1 _abi)
+  list(REMOVE_AT _lines -1)
+  list(REMOVE_AT _lines -1)
+  set(AMCT_TORCH_INCLUDE_DIRS "${_lines}" PARENT_SCOPE)
+  set(AMCT_TORCH_LIB_DIR "${_libdir}" PARENT_SCOPE)
+  set(AMCT_TORCH_CXX11_ABI "${_abi}" PARENT_SCOPE)
+endfunction()
+
+# torch_npu's install dir (NPU backend only; needs CANN to import).
+function(amct_find_torch_npu)
+  execute_process(
+    COMMAND "${AMCT_PYTHON}" -c "import os, torch, torch_npu; print(os.path.dirname(torch_npu.__file__))"
+    OUTPUT_VARIABLE _dir RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "amct_ops: the NPU backend needs an importable torch_npu (with CANN set up)")
+  endif()
+  set(AMCT_TORCH_NPU_DIR "${_dir}" PARENT_SCOPE)
+endfunction()
+
+amct_find_torch()
+
+# Compile and link settings every library of ours shares: torch, the project's host headers.
+function(amct_use_torch target)
+  target_include_directories(${target} SYSTEM PRIVATE ${AMCT_TORCH_INCLUDE_DIRS})
+  target_include_directories(${target} PRIVATE "${AMCT_COMMON_DIR}/op_host" "${AMCT_COMMON_DIR}/ascendc_sim")
+  target_compile_definitions(${target} PRIVATE _GLIBCXX_USE_CXX11_ABI=${AMCT_TORCH_CXX11_ABI}
+                             __NPU_ARCH__=${AMCT_ARCH_NUMBER} AMCT_NPU_ARCH_NAME="${AMCT_NPU_ARCH}")
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
+  target_link_directories(${target} PRIVATE "${AMCT_TORCH_LIB_DIR}")
+  target_link_libraries(${target} PRIVATE c10 torch torch_cpu)
+  set_target_properties(${target} PROPERTIES PREFIX "lib" BUILD_RPATH_USE_ORIGIN ON)
+endfunction()
+
+# The NPU-side settings (ascendc_subset.md section 8): CANN and torch_npu includes and libraries.
+function(amct_use_cann target)
+  amct_find_torch_npu()
+  set(_cann "$ENV{ASCEND_HOME_PATH}")
+  set(_host "${_cann}/${AMCT_HOST_ARCH}-linux")
+  target_include_directories(${target} SYSTEM PRIVATE "${_host}/include" "${_host}/asc/include" "${_cann}/include"
+                             "${AMCT_TORCH_NPU_DIR}/include" "${AMCT_TORCH_NPU_DIR}/include/third_party/acl/inc")
+  target_link_directories(${target} PRIVATE "${_cann}/lib64" "${_host}/lib64" "${AMCT_TORCH_NPU_DIR}/lib")
+  target_link_libraries(${target} PRIVATE torch_npu tiling_api platform register unified_dlog graph_base
+                        ascendcl ascendc_runtime dl m)
+  target_compile_definitions(${target} PRIVATE AMCT_WITH_NPU=1)
+endfunction()
+
+# The library every operator links: kernel-sim state, platform facts, sim-only ops.
+function(amct_link_common target)
+  if(NOT EXISTS "${AMCT_COMMON_BUILD_DIR}/libamct_common.so")
+    message(FATAL_ERROR "amct_ops: ${AMCT_COMMON_BUILD_DIR}/libamct_common.so is missing; ops_build.sh builds common/ first")
+  endif()
+  target_link_libraries(${target} PRIVATE "${AMCT_COMMON_BUILD_DIR}/libamct_common.so")
+  # Staged as amct_ops/<op>/libamct_<op>.so next to amct_ops/lib/libamct_common.so.
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../lib" BUILD_WITH_INSTALL_RPATH ON)
+endfunction()
+
+# amct_add_operator(<op> KERNEL <kernel.cpp> HOST <files...> NPU_HOST <files...> [NPU_ARCHS <archs...>])
+#
+# Always builds libamct_<op>.so: schema, Meta, Autograd and the CPU implementation, whose
+# kernel is the same AscendC source compiled as C++ against the kernel sim. With the NPU
+# backend it also builds libamct_<op>_npu.so: the PrivateUse1 implementation with the kernel
+# compiled by bisheng for --npu-arch=${AMCT_NPU_ARCH} (skipped with a message when the op
+# has no NPU kernel for that arch).
+function(amct_add_operator op)
+  cmake_parse_arguments(ARG "" "KERNEL" "HOST;NPU_HOST;NPU_ARCHS" ${ARGN})
+  if(NOT ARG_KERNEL OR NOT ARG_HOST)
+    message(FATAL_ERROR "amct_add_operator(${op}): KERNEL and HOST are required")
+  endif()
+  if(NOT ARG_NPU_ARCHS)
+    set(ARG_NPU_ARCHS dav-2201 dav-3510)
+  endif()
+  get_filename_component(_kernel "${ARG_KERNEL}" ABSOLUTE)
+
+  # One kernel source has one LANGUAGE per directory, so the sim compiles a wrapper TU.
+  set(_wrapper "${CMAKE_CURRENT_BINARY_DIR}/${op}_kernel_sim.cpp")
+  file(WRITE "${_wrapper}.in" "// generated: the AscendC kernel compiled against the kernel sim\n#include \"${_kernel}\"\n")
+  configure_file("${_wrapper}.in" "${_wrapper}" COPYONLY)
+
+  set(_cpu amct_${op})
+  add_library(${_cpu} SHARED ${ARG_HOST} "${_wrapper}")
+  amct_use_torch(${_cpu})
+  amct_link_common(${_cpu})
+  target_include_directories(${_cpu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension")
+  target_compile_definitions(${_cpu} PRIVATE AMCT_KERNEL_SIM=1 AMCT_SIM_WITH_ATEN=1)
+  target_compile_options(${_cpu} PRIVATE -O3)
+
+  if(AMCT_BACKEND STREQUAL "npu")
+    list(FIND ARG_NPU_ARCHS "${AMCT_NPU_ARCH}" _found)
+    if(_found EQUAL -1)
+      message(STATUS "amct_ops: ${op} has no NPU kernel for ${AMCT_NPU_ARCH} (only ${ARG_NPU_ARCHS}); building its CPU library only")
+      return()
+    endif()
+    set(_npu amct_${op}_npu)
+    set_source_files_properties("${_kernel}" PROPERTIES LANGUAGE ASC)
+    add_library(${_npu} SHARED ${ARG_NPU_HOST} "${_kernel}")
+    amct_use_torch(${_npu})
+    amct_use_cann(${_npu})
+    target_include_directories(${_npu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension")
+    target_compile_options(${_npu} PRIVATE $<$<COMPILE_LANGUAGE:ASC>:--npu-arch=${AMCT_NPU_ARCH} -DASCENDC_DUMP=0>)
+    # Host code (validation, tiling, LUTs) lives in the CPU library; the NPU one reuses it.
+    target_link_libraries(${_npu} PRIVATE ${_cpu} "${AMCT_COMMON_BUILD_DIR}/libamct_common_npu.so")
+    amct_link_common(${_npu})
+    set_target_properties(${_npu} PROPERTIES INSTALL_RPATH "$ORIGIN:$ORIGIN/../lib")
+  endif()
+endfunction()

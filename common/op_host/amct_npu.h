@@ -1,0 +1,27 @@
+// NPU-side helpers shared by every operator's PrivateUse1 implementation (<op>_npu.cpp).
+// Compiled only with the NPU backend; CI checks it with -fsyntax-only against torch_npu's headers.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "amct_host.h"
+#include "torch_npu/csrc/core/npu/NPUStream.h"
+
+namespace amct {
+
+// Core count and UB budget of the current NPU (platform_npu.cpp, over CANN's platform_ascendc):
+// min(GetCoreMemSize(UB), the arch budget); when the query fails, the arch's documented UB
+// (192 KB on dav-2201, 248 KB on dav-3510, never 256 KiB) and AMCT_NPU_CORE_NUM (or 1).
+PlatformFacts npuPlatformFacts();
+
+// The stream to launch on. stream(true) first drains torch_npu's deferred task queue, so the
+// launch cannot overtake queued work such as the tiling upload.
+inline void* currentNpuStream() { return c10_npu::getCurrentNPUStream().stream(true); }
+
+// A host tensor (tiling, LUT) copied to the NPU device of `like`; the caller keeps it alive
+// until after the launch call.
+inline at::Tensor uploadTo(const at::Tensor& host, const at::Tensor& like) {
+  return host.to(like.device(), /*non_blocking=*/false, /*copy=*/true);
+}
+
+}  // namespace amct

@@ -1,0 +1,305 @@
+"""Timing helpers shared by every operator's benchmark (``amct_ops.<pkg>.bench``).
+
+Benchmarks are scripts, run by ``python -m amct_ops bench <pkg>``; they are never part of the
+test suite. What this module gives them:
+
+* :class:`Timer` -- a ``time.perf_counter`` stopwatch (context manager);
+* :func:`measure` / :func:`measure_many` -- warm-up, then repeated samples; a sample runs the
+  callable enough times to last at least ``min_sample_s`` (so microsecond calls are not lost in
+  timer noise) and records the time per call. :func:`measure_many` interleaves the callables
+  round-robin, so that the ratios between them come from the same stretch of machine time;
+* :class:`Stats` -- median / min / mean of the per-call samples;
+* throughput helpers (Melem/s, GB/s with 1 GB = 1e9 bytes) and formatting;
+* size and dtype parsing for ``--sizes 1K,64K,16M`` and ``--dtypes fp16,bf16``;
+* :func:`machine_facts` -- CPU model, nproc, torch threads, versions (no host name);
+* :func:`markdown_table` -- a table that can be pasted into a README.
+"""
+import math
+import os
+import platform
+import re
+import statistics
+import time
+
+__all__ = [
+    "Stats",
+    "Timer",
+    "format_bytes",
+    "format_count",
+    "format_float",
+    "format_size",
+    "machine_facts",
+    "markdown_table",
+    "measure",
+    "measure_many",
+    "parse_dtypes",
+    "parse_sizes",
+    "throughput",
+]
+
+
+class Timer:
+    """Stopwatch: ``with Timer() as t: ...; t.elapsed`` (seconds, ``time.perf_counter``).
+
+    ``sync`` (optional) is called before starting and before stopping, e.g.
+    ``torch.npu.synchronize`` so that asynchronous device work is inside the interval.
+    """
+
+    def __init__(self, sync=None):
+        self.sync = sync
+        self.start = None
+        self.elapsed = None
+
+    def __enter__(self):
+        if self.sync is not None:
+            self.sync()
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.sync is not None:
+            self.sync()
+        self.elapsed = time.perf_counter() - self.start
+        return False
+
+
+class Stats:
+    """Per-call times (seconds) of one measured callable."""
+
+    def __init__(self, samples, inner=1):
+        if not samples:
+            raise ValueError("Stats needs at least one sample")
+        self.samples = list(samples)
+        self.inner = int(inner)
+
+    @property
+    def median(self):
+        return statistics.median(self.samples)
+
+    @property
+    def min(self):
+        return min(self.samples)
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.samples)
+
+    @property
+    def median_ms(self):
+        return self.median * 1e3
+
+    def as_dict(self):
+        return {
+            "median_s": self.median,
+            "min_s": self.min,
+            "mean_s": self.mean,
+            "samples": len(self.samples),
+            "calls_per_sample": self.inner,
+        }
+
+    def __repr__(self):
+        return f"Stats(median={self.median * 1e3:.4f} ms, min={self.min * 1e3:.4f} ms, n={len(self.samples)})"
+
+
+def _sample(fn, inner, sync):
+    if sync is not None:
+        sync()
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    if sync is not None:
+        sync()
+    return (time.perf_counter() - t0) / inner
+
+
+def _calibrate(fn, min_sample_s, sync, max_inner):
+    """Calls per sample so that one sample lasts at least ``min_sample_s``."""
+    once = _sample(fn, 1, sync)
+    if once >= min_sample_s:
+        return 1
+    inner = int(math.ceil(min_sample_s / max(once, 1e-9)))
+    return max(1, min(inner, max_inner))
+
+
+def measure(fn, repeat=10, warmup=2, min_sample_s=0.002, sync=None, max_inner=10000):
+    """Time ``fn()``: ``warmup`` discarded calls, then ``repeat`` samples -> :class:`Stats`."""
+    return measure_many({"fn": fn}, repeat, warmup, min_sample_s, sync, max_inner)["fn"]
+
+
+def measure_many(fns, repeat=10, warmup=2, min_sample_s=0.002, sync=None, max_inner=10000):
+    """Time several callables (``{name: fn}``) with their samples interleaved round-robin.
+
+    Returns ``{name: Stats}``. Interleaving spreads slow drifts of the machine (frequency,
+    other load) over all callables evenly, which keeps the ratios between them honest.
+    """
+    repeat = max(1, int(repeat))
+    for _ in range(max(0, int(warmup))):
+        for fn in fns.values():
+            fn()
+    if sync is not None:
+        sync()
+    inner = {name: _calibrate(fn, min_sample_s, sync, max_inner) for name, fn in fns.items()}
+    samples = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            samples[name].append(_sample(fn, inner[name], sync))
+    return {name: Stats(samples[name], inner[name]) for name in fns}
+
+
+def throughput(elements, nbytes, seconds):
+    """(Melem/s, GB/s) for ``elements`` processed and ``nbytes`` moved in ``seconds``."""
+    if seconds <= 0:
+        return float("inf"), float("inf")
+    return elements / seconds / 1e6, nbytes / seconds / 1e9
+
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)\s*$")
+_SIZE_MULT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_sizes(values):
+    """``["1K,4K", "16M", "1000"]`` -> ``[1024, 4096, 16777216, 1000]`` (K/M/G are powers of 1024)."""
+    sizes = []
+    for value in values if isinstance(values, (list, tuple)) else [values]:
+        for part in str(value).split(","):
+            if not part.strip():
+                continue
+            m = _SIZE_RE.match(part)
+            if not m:
+                raise ValueError(f"invalid size {part!r}: expected an integer with an optional K, M or G suffix")
+            n = float(m.group(1)) * _SIZE_MULT[m.group(2).lower()]
+            if n != int(n) or n < 0:
+                raise ValueError(f"invalid size {part!r}: not a whole number of elements")
+            sizes.append(int(n))
+    if not sizes:
+        raise ValueError("no sizes given")
+    return sizes
+
+
+def format_size(n):
+    """1024 -> '1K', 16777216 -> '16M', 1000 -> '1000'."""
+    for suffix, mult in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult}{suffix}"
+    return str(n)
+
+
+_DTYPE_ALIASES = {
+    "fp16": "float16", "float16": "float16", "half": "float16", "f16": "float16",
+    "bf16": "bfloat16", "bfloat16": "bfloat16",
+    "fp32": "float32", "float32": "float32", "float": "float32", "f32": "float32",
+}
+
+
+def parse_dtypes(values, allowed=None):
+    """``["fp16,bf16"]`` -> ``[torch.float16, torch.bfloat16]``; ``allowed`` limits the choice."""
+    import torch
+
+    dtypes = []
+    for value in values if isinstance(values, (list, tuple)) else [values]:
+        for part in str(value).split(","):
+            part = part.strip().lower()
+            if not part:
+                continue
+            if part.startswith("torch."):
+                part = part[len("torch."):]
+            name = _DTYPE_ALIASES.get(part)
+            if name is None:
+                raise ValueError(f"unknown dtype {part!r}: expected one of fp16, bf16, fp32")
+            dtype = getattr(torch, name)
+            if allowed is not None and dtype not in allowed:
+                names = ", ".join(str(d).replace("torch.", "") for d in allowed)
+                raise ValueError(f"dtype {name} is not benchmarked here: expected one of {names}")
+            if dtype not in dtypes:
+                dtypes.append(dtype)
+    if not dtypes:
+        raise ValueError("no dtypes given")
+    return dtypes
+
+
+def format_float(value, digits=3):
+    """Fixed significant-looking formatting for table cells: 0.0123, 1.23, 123, 12345."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, str):
+        return value
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "inf"
+    a = abs(value)
+    if a == 0:
+        return "0"
+    if a >= 1000:
+        return f"{value:.0f}"
+    if a >= 100:
+        return f"{value:.1f}"
+    if a >= 1:
+        return f"{value:.{max(0, digits - 1)}f}"
+    return f"{value:.{digits + 1}f}"
+
+
+def format_count(n):
+    return f"{n:,}"
+
+
+def format_bytes(n):
+    for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= mult:
+            return f"{n / mult:.1f} {unit}"
+    return f"{n} B"
+
+
+def markdown_table(columns, rows):
+    """A GitHub-markdown table; numbers are formatted with :func:`format_float`."""
+    cells = [[format_float(c) if isinstance(c, float) else str(c) for c in row] for row in rows]
+    widths = [len(str(c)) for c in columns]
+    for row in cells:
+        for i, c in enumerate(row):
+            widths[i] = max(widths[i], len(c))
+    numeric = [
+        all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in rows) if rows else False
+        for i in range(len(columns))
+    ]
+
+    def line(values, header=False):
+        out = []
+        for i, v in enumerate(values):
+            out.append(v.rjust(widths[i]) if numeric[i] and not header else v.ljust(widths[i]))
+        return "| " + " | ".join(out) + " |"
+
+    sep = "|" + "|".join(("-" * (w + 1) + ":") if numeric[i] else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"
+    return "\n".join([line([str(c) for c in columns], header=True), sep] + [line(r) for r in cells])
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model", "Processor"):
+                    if value.strip():
+                        return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_facts():
+    """Facts about this machine that explain the numbers (no host name)."""
+    import torch
+
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = os.cpu_count()
+    return {
+        "cpu_model": _cpu_model(),
+        "machine": platform.machine(),
+        "os": f"{platform.system()} {platform.release()}",
+        "nproc": affinity,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+    }

@@ -1,0 +1,36 @@
+"""Control of the kernel sim, the CPU backend that runs the AscendC kernels.
+
+The sim reports the target SOC's platform facts to the host tiling code: the AIV core count
+(default 40) and the UB bytes per core (196608 on dav-2201, 253952 on dav-3510). Tests
+override them to force tiling edge cases; results must not change.
+"""
+import contextlib
+
+import torch
+
+
+def get_platform():
+    """(aiv_cores, ub_bytes) the CPU backend currently reports to the tiling code."""
+    cores, ub_bytes = torch.ops.amct._sim_get_platform()
+    return int(cores), int(ub_bytes)
+
+
+def set_platform(aiv_cores=0, ub_bytes=0):
+    """Override the emulated core count and UB size; 0 restores that fact's default."""
+    torch.ops.amct._sim_set_platform(int(aiv_cores), int(ub_bytes))
+
+
+def launch_count():
+    """Number of kernel launches the sim has run in this process (all operators)."""
+    return int(torch.ops.amct._sim_launch_count())
+
+
+@contextlib.contextmanager
+def sim_platform(aiv_cores=0, ub_bytes=0):
+    """Run a block with overridden platform facts, restoring the previous ones afterwards."""
+    previous = get_platform()
+    set_platform(aiv_cores, ub_bytes)
+    try:
+        yield
+    finally:
+        torch.ops.amct._sim_set_platform(*previous)

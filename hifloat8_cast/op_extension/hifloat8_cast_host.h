@@ -1,0 +1,42 @@
+// Device-agnostic host logic of hifloat8_cast, shared by the CPU (kernel sim) and NPU paths:
+// validation, output allocation, LUTs, tiling from platform facts.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <optional>
+
+#include "amct_host.h"
+#include "hifloat8_cast_tiling.h"
+
+namespace amct {
+namespace hif8 {
+
+// Runs the kernel: blockDim cores over `input` (contiguous) into `output` with the mode's LUT
+// (undefined tensor for mode 7) and the tiling bytes. The CPU path launches the kernel sim,
+// the NPU path uploads LUT and tiling and launches on the current stream.
+using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output,
+                                    amct_hif8::CastMode mode, const at::Tensor& lut, const at::Tensor& tiling)>;
+
+// The ops. Each validates, allocates a contiguous output with the input's shape on its
+// device, and launches nothing for an empty input.
+at::Tensor encode(const at::Tensor& input, const PlatformFacts& facts, const Launcher& launch);
+at::Tensor decode(const at::Tensor& input, std::optional<at::ScalarType> dtype, const PlatformFacts& facts,
+                  const Launcher& launch);
+at::Tensor fakeQuant(const at::Tensor& input, const PlatformFacts& facts, const Launcher& launch);
+
+// Meta: the same checks, shape and dtype only (symbolic shapes allowed).
+at::Tensor encodeMeta(const at::Tensor& input);
+at::Tensor decodeMeta(const at::Tensor& input, std::optional<at::ScalarType> dtype);
+at::Tensor fakeQuantMeta(const at::Tensor& input);
+
+// The host-built table of a mode, once per process (thread-safe): a CPU uint8 tensor holding
+// the encode LUT (if any) followed by the decode LUT (if any); undefined for mode 7.
+const at::Tensor& lutOf(amct_hif8::CastMode mode);
+
+// Tiling per hifloat8.md B4/C8 for n > 0 elements on the given platform.
+amct_hif8::Hif8CastTiling computeTiling(amct_hif8::CastMode mode, uint64_t n, const PlatformFacts& facts);
+
+}  // namespace hif8
+}  // namespace amct
