@@ -16,7 +16,7 @@ This file is ``ops_init.py`` in the source tree; ``ops_build.sh`` stages it as
 """
 import importlib as _importlib
 
-from . import _loader
+from . import _loader, _sim  # noqa: F401  (_sim: amct_ops._sim.launch_count() etc.)
 from ._build_info import BUILD_INFO as _BUILD_INFO
 
 __version__ = _BUILD_INFO["version"]

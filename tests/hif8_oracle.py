@@ -253,6 +253,13 @@ def bitwise_mismatches(actual, expected):
     return actual != expected
 
 
+def _fmt_input(v):
+    """Integer inputs (bit patterns) in hex, anything else by repr."""
+    if isinstance(v, (int, np.integer)):
+        return hex(int(v))
+    return repr(v)
+
+
 class BitsMixin:
     """``assertBitsEqual`` for unittest.TestCase subclasses."""
 
@@ -267,6 +274,6 @@ class BitsMixin:
             flat_in = None if inputs is None else np.asarray(inputs).reshape(-1)
             rows = []
             for i in idx:
-                src = "" if flat_in is None else f" input={flat_in[i]!r}"
+                src = "" if flat_in is None else f" input={_fmt_input(flat_in[i])}"
                 rows.append(f"[{i}]{src} got={fa[i].item()!r} want={fe[i].item()!r}")
             self.fail(f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: " + "; ".join(rows))

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <vector>
 
 #include "amct_sim_host.h"
 #include "hifloat8_cast_host.h"
@@ -39,9 +40,23 @@ at::Tensor fakeQuantCpu(const at::Tensor& input) {
   return amct::hif8::fakeQuant(input, amct::simPlatformFacts(), simLaunch);
 }
 
+// Test hook: the tiling the CPU path would use for (cast_mode, numel) on the current sim
+// platform, as [blockNum, castMode, totalLength, numPerCore, tailNumLastCore, tileLength,
+// ubBudget, encLutBytes, decLutBytes].
+std::vector<int64_t> tilingForTest(int64_t castMode, int64_t numel) {
+  TORCH_CHECK(castMode >= 0 && castMode < amct_hif8::kCastModeCount, "_hifloat8_cast_tiling: cast_mode must be in [0, ",
+              static_cast<int>(amct_hif8::kCastModeCount), "), got ", castMode);
+  TORCH_CHECK(numel > 0, "_hifloat8_cast_tiling: numel must be positive, got ", numel);
+  amct_hif8::Hif8CastTiling t = amct::hif8::computeTiling(static_cast<amct_hif8::CastMode>(castMode),
+                                                          static_cast<uint64_t>(numel), amct::simPlatformFacts());
+  return {t.blockNum, t.castMode, static_cast<int64_t>(t.totalLength), static_cast<int64_t>(t.numPerCore),
+          static_cast<int64_t>(t.tailNumLastCore), t.tileLength, t.ubBudget, t.encLutBytes, t.decLutBytes};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
+  m.def("_hifloat8_cast_tiling(int cast_mode, int numel) -> int[]", &tilingForTest);
   m.def("encode_to_hifloat8(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("decode_from_hifloat8(Tensor input, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("hifloat8_fake_quant(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});

@@ -48,8 +48,11 @@ __aicore__ inline void WaitForPipe() {
 // The magnitude-LUT encode rule shared by encode and fake-quant: code 00 for a zero
 // magnitude (there is no -0), otherwise the magnitude with the input's sign. NaN's
 // magnitude 80 stays 80 with either sign.
+// Branch-free: the sign bit is masked off when the magnitude is 0.
 __aicore__ inline uint8_t SignedCode(uint16_t bits, uint8_t magnitude) {
-  return magnitude == 0 ? uint8_t(0) : static_cast<uint8_t>(magnitude | ((bits >> 8) & 0x80u));
+  uint32_t sign = (static_cast<uint32_t>(bits) >> 8) & 0x80u;
+  uint32_t keep = 0u - static_cast<uint32_t>(magnitude != 0);
+  return static_cast<uint8_t>(magnitude | (sign & keep));
 }
 
 enum class LutKind { kEncode, kDecode, kFakeQuant };
@@ -99,29 +102,79 @@ class LutCast {
     inQueue_.EnQue(x);
   }
 
+  // Scalar UB accesses dominate the loop, so elements are read and written in 32/64-bit words
+  // and a short tail goes element by element. The loops take their tensors by value: locals
+  // that the stores cannot alias, so their addresses stay in registers.
   __aicore__ inline void Compute(uint32_t len) {
     LocalTensor<TIn> x = inQueue_.template DeQue<TIn>();
     LocalTensor<TOut> y = outQueue_.template AllocTensor<TOut>();
     LocalTensor<uint8_t> lut = lutBuf_.template Get<uint8_t>();
     if constexpr (kind == LutKind::kEncode) {
-      for (uint32_t i = 0; i < len; ++i) {
-        uint16_t bits = x.GetValue(i);
-        y.SetValue(i, SignedCode(bits, lut.GetValue(bits & 0x7FFFu)));
-      }
+      EncodeWords(x, y, lut, len);
     } else if constexpr (kind == LutKind::kDecode) {
-      LocalTensor<TOut> values = lut.template ReinterpretCast<TOut>();
-      for (uint32_t i = 0; i < len; ++i) {
-        y.SetValue(i, values.GetValue(x.GetValue(i)));
-      }
+      DecodeWords(x, y, lut.template ReinterpretCast<TOut>(), len);
     } else {
-      LocalTensor<TOut> values = lut[encLutBytes_].template ReinterpretCast<TOut>();
-      for (uint32_t i = 0; i < len; ++i) {
-        uint16_t bits = x.GetValue(i);
-        y.SetValue(i, values.GetValue(SignedCode(bits, lut.GetValue(bits & 0x7FFFu))));
-      }
+      FakeQuantWords(x, y, lut, lut[encLutBytes_].template ReinterpretCast<TOut>(), len);
     }
     outQueue_.EnQue(y);
     inQueue_.FreeTensor(x);
+  }
+
+  static __aicore__ inline uint8_t Encode(const LocalTensor<uint8_t>& magnitudes, uint32_t bits) {
+    return SignedCode(static_cast<uint16_t>(bits), magnitudes.GetValue(bits & 0x7FFFu));
+  }
+
+  // fp16/bf16 -> HiF8: four inputs per 64-bit read, four codes per 32-bit write. The sign
+  // rule is applied to the four bytes at once: byte + 0x7F has bit 7 set exactly when the
+  // magnitude byte is non-zero (no carry crosses bytes), so it masks the sign bits.
+  static __aicore__ inline void EncodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y,
+                                            LocalTensor<uint8_t> magnitudes, uint32_t len) {
+    LocalTensor<uint64_t> in4 = x.template ReinterpretCast<uint64_t>();
+    LocalTensor<uint32_t> out4 = y.template ReinterpretCast<uint32_t>();
+    uint32_t quads = len / 4;
+    for (uint32_t q = 0; q < quads; ++q) {
+      uint64_t four = in4.GetValue(q);
+      uint32_t mags = 0;
+      uint32_t signs = 0;
+      for (uint32_t k = 0; k < 4; ++k) {
+        uint32_t bits = static_cast<uint32_t>(four >> (16 * k)) & 0xFFFFu;
+        mags |= static_cast<uint32_t>(magnitudes.GetValue(bits & 0x7FFFu)) << (8 * k);
+        signs |= (bits >> 15) << (8 * k + 7);
+      }
+      out4.SetValue(q, mags | (signs & (mags + 0x7F7F7F7Fu)));
+    }
+    for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, Encode(magnitudes, x.GetValue(i)));
+  }
+
+  // HiF8 -> fp16/bf16/fp32: four codes per 32-bit read.
+  static __aicore__ inline void DecodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y,
+                                            LocalTensor<TOut> values, uint32_t len) {
+    LocalTensor<uint32_t> in4 = x.template ReinterpretCast<uint32_t>();
+    uint32_t quads = len / 4;
+    for (uint32_t q = 0; q < quads; ++q) {
+      uint32_t four = in4.GetValue(q);
+      y.SetValue(4 * q, values.GetValue(four & 0xFFu));
+      y.SetValue(4 * q + 1, values.GetValue((four >> 8) & 0xFFu));
+      y.SetValue(4 * q + 2, values.GetValue((four >> 16) & 0xFFu));
+      y.SetValue(4 * q + 3, values.GetValue(four >> 24));
+    }
+    for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, values.GetValue(x.GetValue(i)));
+  }
+
+  // fp16/bf16 -> HiF8 -> fp16/bf16: a pair per 32-bit read and per 32-bit write.
+  static __aicore__ inline void FakeQuantWords(LocalTensor<TIn> x, LocalTensor<TOut> y,
+                                               LocalTensor<uint8_t> magnitudes,
+                                               LocalTensor<TOut> values, uint32_t len) {
+    LocalTensor<uint32_t> in2 = x.template ReinterpretCast<uint32_t>();
+    LocalTensor<uint32_t> out2 = y.template ReinterpretCast<uint32_t>();
+    uint32_t pairs = len / 2;
+    for (uint32_t p = 0; p < pairs; ++p) {
+      uint32_t two = in2.GetValue(p);
+      uint32_t lo = values.GetValue(Encode(magnitudes, two & 0xFFFFu));
+      uint32_t hi = values.GetValue(Encode(magnitudes, two >> 16));
+      out2.SetValue(p, lo | (hi << 16));
+    }
+    if (len % 2 != 0) y.SetValue(len - 1, values.GetValue(Encode(magnitudes, x.GetValue(len - 1))));
   }
 
   __aicore__ inline void CopyOut(uint64_t offset, uint32_t len) {

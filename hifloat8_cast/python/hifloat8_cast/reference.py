@@ -209,10 +209,11 @@ def _decode_tables():
     is_d3 = top2 == 0b10
     is_d2 = top2 == 0b01
     is_d1 = (m >> 4) == 0b001
-    is_d0 = (m >> 3) == 0b0001
     is_dml = (m >> 3) == 0b0000          # denormal (or 00 / 80)
+    # What is left, prefix 0001, is d = 0.
 
     def pick(v4, v3, v2, v1, v0):
+        """Per-code value by dot class; d = 0 and the denormal prefix get v0."""
         out = torch.full_like(c, v0)
         for cond, v in ((is_d1, v1), (is_d2, v2), (is_d3, v3), (is_d4, v4)):
             out = torch.where(cond, v, out)

@@ -1,0 +1,248 @@
+// amct kernel sim: Compare / Compares / Select count forms (ascendc_subset.md §5.4).
+// Mask layout: element i -> bit (i mod 8) of byte i/8 (LSB first), 1 = true / take src0.
+// Internal header: kernels include "kernel_operator.h".
+#pragma once
+
+#include "sim_memory.h"
+#include "sim_vector.h"
+
+namespace amct_sim {
+namespace detail {
+
+template <class T>
+constexpr bool kCompareOk =
+    kIsOneOf<T, half, float, int32_t> || (kArch3510 && kIsOneOf<T, int16_t, uint16_t, bfloat16_t, uint32_t>);
+template <class T>
+constexpr bool kSelectOk =
+    kIsOneOf<T, half, float> || (kArch3510 && kIsOneOf<T, int16_t, uint16_t, int32_t, uint32_t, bfloat16_t>);
+template <class U>
+constexpr bool kSelectMaskOk = kIsOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>;
+
+inline const char* CmpName(AscendC::CMPMODE m) {
+  switch (m) {
+    case AscendC::CMPMODE::LT: return "LT";
+    case AscendC::CMPMODE::GT: return "GT";
+    case AscendC::CMPMODE::EQ: return "EQ";
+    case AscendC::CMPMODE::LE: return "LE";
+    case AscendC::CMPMODE::GE: return "GE";
+    case AscendC::CMPMODE::NE: return "NE";
+  }
+  return "?";
+}
+
+template <class T>
+inline void CheckCompareArgs(const char* api, AscendC::CMPMODE mode, uint32_t count) {
+  const int m = static_cast<int>(mode);
+  if (m < 0 || m > 5) Fail(api, Fmt("parameters: CMPMODE value %d is not LT, GT, EQ, LE, GE or NE", m));
+  if (kArch2201 && std::is_same<T, int32_t>::value && mode != AscendC::CMPMODE::EQ) {
+    Fail(api, Fmt("parameters: int32_t supports only CMPMODE::EQ on dav-2201, got CMPMODE::%s", CmpName(mode)));
+  }
+  CheckCount(api, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  if (bytes % 256 != 0) {
+    Fail(api, Fmt("parameters: count*sizeof(T) = %u*%zu = %llu bytes is not a multiple of 256 (the NPU drops the "
+                  "tail)",
+                  count, sizeof(T), static_cast<unsigned long long>(bytes)));
+  }
+}
+
+template <class C>
+inline bool CompareValues(C a, C b, AscendC::CMPMODE mode) {
+  switch (mode) {
+    case AscendC::CMPMODE::LT: return a < b;
+    case AscendC::CMPMODE::GT: return a > b;
+    case AscendC::CMPMODE::EQ: return a == b;
+    case AscendC::CMPMODE::LE: return a <= b;
+    case AscendC::CMPMODE::GE: return a >= b;
+    case AscendC::CMPMODE::NE: return a != b;
+  }
+  return false;
+}
+
+template <class T, AscendC::CMPMODE M, class GetB>
+inline void ComparePack(uint8_t* out, const T* a, GetB getB, uint32_t count) {
+  using A = Arith<T>;
+  for (uint32_t byte = 0; byte < count / 8; ++byte) {
+    uint32_t bits = 0;
+    for (uint32_t k = 0; k < 8; ++k) {
+      const uint32_t i = byte * 8 + k;
+      bits |= static_cast<uint32_t>(CompareValues(A::Load(a[i]), getB(i), M)) << k;
+    }
+    out[byte] = static_cast<uint8_t>(bits);
+  }
+}
+
+template <class T, class GetB>
+inline void CompareDispatch(uint8_t* out, const T* a, GetB getB, uint32_t count, AscendC::CMPMODE mode) {
+  using M = AscendC::CMPMODE;
+  switch (mode) {
+    case M::LT: ComparePack<T, M::LT>(out, a, getB, count); break;
+    case M::GT: ComparePack<T, M::GT>(out, a, getB, count); break;
+    case M::EQ: ComparePack<T, M::EQ>(out, a, getB, count); break;
+    case M::LE: ComparePack<T, M::LE>(out, a, getB, count); break;
+    case M::GE: ComparePack<T, M::GE>(out, a, getB, count); break;
+    case M::NE: ComparePack<T, M::NE>(out, a, getB, count); break;
+  }
+}
+
+// 2201: Select modes 1/2 use UB [184 KB, 192 KB) as scratch; no TPipe allocation may meet it.
+inline void CheckSelectScratch(const BlockCtx* c, const char* api) {
+  if (kArch2201 && c->pipeOffset > 188416u) {
+    Fail(api, Fmt("UB: Select modes 1/2 on dav-2201 use UB [188416, 196608) (the last 8 KB) as scratch, but the "
+                  "TPipe's allocations reach byte %u: budget 184 KB when using Select",
+                  c->pipeOffset));
+  }
+}
+
+template <class T>
+inline T LoadElem(const uint8_t* p, uint32_t i) {
+  T v;
+  std::memcpy(&v, p + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return v;
+}
+
+}  // namespace detail
+}  // namespace amct_sim
+
+namespace AscendC {
+
+// dst bit i = (src0[i] cmpMode src1[i]); count*sizeof(T) % 256 == 0; count/8 bytes written.
+template <typename T, typename U>
+__aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                               CMPMODE cmpMode, uint32_t count) {
+  using namespace amct_sim::detail;
+  AMCT_SIM_REQUIRE_DTYPE(Compare, T, kCompareOk<T>);
+  static_assert(std::is_same<U, uint8_t>::value, "Compare: [C] the mask type U must be uint8_t");
+  static const char* const kApi = "Compare";
+  BlockCtx* c = Ctx(kApi);
+  CheckCompareArgs<T>(kApi, cmpMode, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  Opnd d = MakeOpnd(dst, count / 8, "dst");
+  Opnd a = MakeOpnd(src0, bytes, "src0");
+  Opnd b = MakeOpnd(src1, bytes, "src1");
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, a);
+  CheckOpnd(c, kApi, b);
+  CheckOverlap(kApi, d, a);
+  CheckOverlap(kApi, d, b);
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
+  UbRead(c, kPipeV, seq, b.off, static_cast<uint32_t>(bytes), kApi);
+  UbWrite(c, kPipeV, seq, d.off, count / 8, kApi);
+  AMCT_SIM_BARRIER();
+  const T* pb = reinterpret_cast<const T*>(b.ptr);
+  CompareDispatch<T>(d.ptr, reinterpret_cast<const T*>(a.ptr), [pb](uint32_t i) { return Arith<T>::Load(pb[i]); },
+                     count, cmpMode);
+  AMCT_SIM_BARRIER();
+}
+
+// dst bit i = (src0[i] cmpMode src1Scalar).
+template <typename T, typename U>
+__aicore__ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
+                                CMPMODE cmpMode, uint32_t count) {
+  using namespace amct_sim::detail;
+  AMCT_SIM_REQUIRE_DTYPE(Compares, T, kCompareOk<T>);
+  static_assert(std::is_same<U, uint8_t>::value, "Compares: [C] the mask type U must be uint8_t");
+  static const char* const kApi = "Compares";
+  BlockCtx* c = Ctx(kApi);
+  CheckCompareArgs<T>(kApi, cmpMode, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  Opnd d = MakeOpnd(dst, count / 8, "dst");
+  Opnd a = MakeOpnd(src0, bytes, "src0");
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, a);
+  CheckOverlap(kApi, d, a);
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
+  UbWrite(c, kPipeV, seq, d.off, count / 8, kApi);
+  AMCT_SIM_BARRIER();
+  const auto s = Arith<T>::Load(src1Scalar);
+  CompareDispatch<T>(d.ptr, reinterpret_cast<const T*>(a.ptr), [s](uint32_t) { return s; }, count, cmpMode);
+  AMCT_SIM_BARRIER();
+}
+
+// Mode 2 (VSEL_TENSOR_TENSOR_MODE): dst[i] = mask bit i ? src0[i] : src1[i].
+template <typename T, typename U>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
+  using namespace amct_sim::detail;
+  AMCT_SIM_REQUIRE_DTYPE(Select, T, kSelectOk<T>);
+  static_assert(kSelectMaskOk<U>, "Select: the mask type U must be uint8_t, uint16_t, uint32_t or uint64_t");
+  static const char* const kApi = "Select";
+  BlockCtx* c = Ctx(kApi);
+  if (selMode != SELMODE::VSEL_TENSOR_TENSOR_MODE) {
+    Fail(kApi, Fmt("parameters: the tensor-tensor overload needs SELMODE::VSEL_TENSOR_TENSOR_MODE ([C] modes: 1 "
+                   "with a scalar src1, 2 with a tensor src1), got mode %d",
+                   static_cast<int>(selMode)));
+  }
+  CheckSelectScratch(c, kApi);
+  CheckCount(kApi, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  const uint64_t maskBytes = (static_cast<uint64_t>(count) + 7) / 8;
+  Opnd d = MakeOpnd(dst, bytes, "dst");
+  Opnd m = MakeOpnd(selMask, maskBytes, "selMask");
+  Opnd a = MakeOpnd(src0, bytes, "src0");
+  Opnd b = MakeOpnd(src1, bytes, "src1");
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, m);
+  CheckOpnd(c, kApi, a);
+  CheckOpnd(c, kApi, b);
+  CheckOverlap(kApi, d, m);
+  CheckOverlap(kApi, d, a);
+  CheckOverlap(kApi, d, b);
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, m.off, static_cast<uint32_t>(maskBytes), kApi);
+  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
+  UbRead(c, kPipeV, seq, b.off, static_cast<uint32_t>(bytes), kApi);
+  UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
+  AMCT_SIM_BARRIER();
+  const uint8_t* mask = m.ptr;
+  for (uint32_t i = 0; i < count; ++i) {
+    const bool take0 = (mask[i >> 3] >> (i & 7)) & 1u;
+    const T v = LoadElem<T>(take0 ? a.ptr : b.ptr, i);
+    std::memcpy(d.ptr + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
+  }
+  AMCT_SIM_BARRIER();
+}
+
+// Mode 1 (VSEL_TENSOR_SCALAR_MODE): dst[i] = mask bit i ? src0[i] : src1.
+template <typename T, typename U>
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                              T src1, SELMODE selMode, uint32_t count) {
+  using namespace amct_sim::detail;
+  AMCT_SIM_REQUIRE_DTYPE(Select, T, kSelectOk<T>);
+  static_assert(kSelectMaskOk<U>, "Select: the mask type U must be uint8_t, uint16_t, uint32_t or uint64_t");
+  static const char* const kApi = "Select";
+  BlockCtx* c = Ctx(kApi);
+  if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+    Fail(kApi, Fmt("parameters: the scalar overload needs SELMODE::VSEL_TENSOR_SCALAR_MODE ([C] modes: 1 with a "
+                   "scalar src1, 2 with a tensor src1), got mode %d",
+                   static_cast<int>(selMode)));
+  }
+  CheckSelectScratch(c, kApi);
+  CheckCount(kApi, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  const uint64_t maskBytes = (static_cast<uint64_t>(count) + 7) / 8;
+  Opnd d = MakeOpnd(dst, bytes, "dst");
+  Opnd m = MakeOpnd(selMask, maskBytes, "selMask");
+  Opnd a = MakeOpnd(src0, bytes, "src0");
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, m);
+  CheckOpnd(c, kApi, a);
+  CheckOverlap(kApi, d, m);
+  CheckOverlap(kApi, d, a);
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, m.off, static_cast<uint32_t>(maskBytes), kApi);
+  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
+  UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
+  AMCT_SIM_BARRIER();
+  const uint8_t* mask = m.ptr;
+  for (uint32_t i = 0; i < count; ++i) {
+    const bool take0 = (mask[i >> 3] >> (i & 7)) & 1u;
+    const T v = take0 ? LoadElem<T>(a.ptr, i) : src1;
+    std::memcpy(d.ptr + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
+  }
+  AMCT_SIM_BARRIER();
+}
+
+}  // namespace AscendC

@@ -1,0 +1,536 @@
+// amct kernel sim: the per-block context (thread_local), error reporting, the hazard model of
+// ascendc_subset.md §9, GM region checks and the GM access log used by the race check.
+// Internal header: kernels include "kernel_operator.h".
+#pragma once
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "amct_sim_host.h"
+#include "sim_types.h"
+
+namespace amct_sim {
+namespace detail {
+
+// ---- pipes and events ----------------------------------------------------------------------
+enum Pipe : uint8_t { kPipeS = 0, kPipeV = 1, kPipeMte2 = 2, kPipeMte3 = 3 };
+constexpr int kPipes = 4;
+constexpr uint32_t kHolds = 0xFFFFFFFFu;  // "this ordering always holds"
+constexpr int kEventIds = 8;
+constexpr int kHardEvents = static_cast<int>(AscendC::HardEvent::MAX);
+
+inline const char* PipeName(int p) {
+  static const char* const kNames[kPipes] = {"S", "V", "MTE2", "MTE3"};
+  return (p >= 0 && p < kPipes) ? kNames[p] : "?";
+}
+
+struct EventInfo {
+  bool vectorCore;  // one of the 13 vector-core events of §6
+  int8_t src;       // Pipe, when vectorCore
+  int8_t dst;
+  const char* name;
+};
+
+inline EventInfo GetEventInfo(AscendC::HardEvent e) {
+  using H = AscendC::HardEvent;
+  switch (e) {
+    case H::MTE2_V: return {true, kPipeMte2, kPipeV, "MTE2_V"};
+    case H::V_MTE2: return {true, kPipeV, kPipeMte2, "V_MTE2"};
+    case H::MTE3_V: return {true, kPipeMte3, kPipeV, "MTE3_V"};
+    case H::V_MTE3: return {true, kPipeV, kPipeMte3, "V_MTE3"};
+    case H::V_V: return {true, kPipeV, kPipeV, "V_V"};
+    case H::MTE3_MTE2: return {true, kPipeMte3, kPipeMte2, "MTE3_MTE2"};
+    case H::MTE2_MTE3: return {true, kPipeMte2, kPipeMte3, "MTE2_MTE3"};
+    case H::S_V: return {true, kPipeS, kPipeV, "S_V"};
+    case H::V_S: return {true, kPipeV, kPipeS, "V_S"};
+    case H::S_MTE2: return {true, kPipeS, kPipeMte2, "S_MTE2"};
+    case H::MTE2_S: return {true, kPipeMte2, kPipeS, "MTE2_S"};
+    case H::S_MTE3: return {true, kPipeS, kPipeMte3, "S_MTE3"};
+    case H::MTE3_S: return {true, kPipeMte3, kPipeS, "MTE3_S"};
+    case H::MTE2_MTE1: return {false, 0, 0, "MTE2_MTE1"};
+    case H::MTE1_MTE2: return {false, 0, 0, "MTE1_MTE2"};
+    case H::MTE1_M: return {false, 0, 0, "MTE1_M"};
+    case H::M_MTE1: return {false, 0, 0, "M_MTE1"};
+    case H::M_V: return {false, 0, 0, "M_V"};
+    case H::V_M: return {false, 0, 0, "V_M"};
+    case H::MTE3_MTE1: return {false, 0, 0, "MTE3_MTE1"};
+    case H::MTE1_MTE3: return {false, 0, 0, "MTE1_MTE3"};
+    case H::MTE1_V: return {false, 0, 0, "MTE1_V"};
+    case H::MTE2_M: return {false, 0, 0, "MTE2_M"};
+    case H::M_MTE2: return {false, 0, 0, "M_MTE2"};
+    case H::V_MTE1: return {false, 0, 0, "V_MTE1"};
+    case H::M_FIX: return {false, 0, 0, "M_FIX"};
+    case H::FIX_M: return {false, 0, 0, "FIX_M"};
+    case H::MTE2_FIX: return {false, 0, 0, "MTE2_FIX"};
+    case H::FIX_MTE2: return {false, 0, 0, "FIX_MTE2"};
+    case H::FIX_S: return {false, 0, 0, "FIX_S"};
+    case H::M_S: return {false, 0, 0, "M_S"};
+    case H::FIX_MTE3: return {false, 0, 0, "FIX_MTE3"};
+    case H::MTE1_FIX: return {false, 0, 0, "MTE1_FIX"};
+    case H::FIX_MTE1: return {false, 0, 0, "FIX_MTE1"};
+    case H::FIX_FIX: return {false, 0, 0, "FIX_FIX"};
+    default: return {false, 0, 0, "MAX"};
+  }
+}
+
+inline const char* PositionName(AscendC::TPosition p) {
+  using P = AscendC::TPosition;
+  switch (p) {
+    case P::GM: return "GM";
+    case P::VECIN: return "VECIN";
+    case P::VECOUT: return "VECOUT";
+    case P::VECCALC: return "VECCALC";
+    default: return "non-vector position";
+  }
+}
+
+// ---- messages ------------------------------------------------------------------------------
+inline std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+inline std::string Fmt(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (n < 0) return std::string("(format error)");
+  if (static_cast<size_t>(n) < sizeof(buf)) return std::string(buf, static_cast<size_t>(n));
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(&out[0], out.size(), fmt, ap);
+  va_end(ap);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// ---- launch-wide and per-block state ---------------------------------------------------------
+struct RegionInfo {
+  uintptr_t lo;
+  uintptr_t hi;
+  bool writable;
+  bool tracked;  // writable, or overlapping a writable region: accesses can race
+};
+
+struct Interval {
+  uint64_t lo;
+  uint64_t hi;
+};
+
+// One DMA's GM footprint: `rows` bursts of rowBytes at lo + i * pitch (pitch >= rowBytes).
+struct GmDma {
+  uint64_t lo;
+  uint64_t rowBytes;
+  uint64_t pitch;
+  uint32_t rows;
+  uint32_t seq;
+  uint64_t Hi() const { return lo + static_cast<uint64_t>(rows - 1) * pitch + rowBytes; }
+};
+
+// Does burst [a, a + len) meet any row of d?
+inline bool BurstMeets(const GmDma& d, uint64_t a, uint64_t len) {
+  if (a + len <= d.lo || a >= d.Hi()) return false;
+  if (d.rows == 1) return true;
+  // first row j whose end is beyond a: d.lo + j * pitch + rowBytes > a
+  uint64_t j = 0;
+  if (a + 1 > d.lo + d.rowBytes) j = (a + 1 - d.lo - d.rowBytes + d.pitch - 1) / d.pitch;
+  if (j >= d.rows) return false;
+  return d.lo + j * d.pitch < a + len;
+}
+
+inline bool DmaOverlap(const GmDma& x, const GmDma& y) {
+  if (x.lo >= y.Hi() || y.lo >= x.Hi()) return false;
+  const GmDma& few = x.rows <= y.rows ? x : y;
+  const GmDma& many = x.rows <= y.rows ? y : x;
+  for (uint32_t i = 0; i < few.rows; ++i) {
+    if (BurstMeets(many, few.lo + static_cast<uint64_t>(i) * few.pitch, few.rowBytes)) return true;
+  }
+  return false;
+}
+
+// GM accesses of one block, for the post-launch race check (only tracked regions).
+struct GmLog {
+  std::vector<Interval> reads;        // DMA reads (MTE2)
+  std::vector<Interval> writes;       // DMA writes (MTE3)
+  std::vector<Interval> scalarReads;  // GlobalTensor::GetValue: must not meet any write of the launch
+  void Clear() {
+    reads.clear();
+    writes.clear();
+    scalarReads.clear();
+  }
+};
+
+inline void AddInterval(std::vector<Interval>& v, uint64_t lo, uint64_t hi) {
+  if (!v.empty()) {
+    Interval& last = v.back();
+    if (lo <= last.hi && hi >= last.lo) {
+      if (lo < last.lo) last.lo = lo;
+      if (hi > last.hi) last.hi = hi;
+      return;
+    }
+  }
+  v.push_back(Interval{lo, hi});
+}
+
+struct LaunchShared {
+  const char* kernel = "";
+  uint32_t blockDim = 0;
+  uint64_t ubLimit = 0;  // allocation limit (GetPlatform().ubBytes)
+  uint32_t arenaBytes = 0;
+  uint8_t poison = 0xFF;
+  bool checkSync = true;
+  bool checkRaces = true;
+  std::vector<RegionInfo> regions;
+};
+
+struct BlockOutcome {
+  bool failed = false;
+  std::string error;
+  GmLog log;
+};
+
+// What one pipe knows at a Set/EnQue/Free: k[p] = its own op count, other entries its knowledge.
+struct Snap {
+  bool valid = false;
+  uint32_t k[kPipes] = {0, 0, 0, 0};
+};
+
+enum QueueBlockState : uint8_t { kQbIdle = 0, kQbAllocated, kQbQueued, kQbDequeued };
+
+struct QueueBlockRec {
+  uint32_t offset = 0;  // UB byte offset
+  uint32_t bytes = 0;   // roundup32(len)
+  int32_t bufId = -1;
+  uint8_t state = kQbIdle;
+  uint32_t viewOffset = 0;  // the tensor view given to EnQue (bytes)
+  uint32_t viewBytes = 0;
+  Snap enq;    // producer's knowledge at EnQue (consumer learns it at DeQue)
+  Snap freed;  // consumer's knowledge at FreeTensor (producer learns it at the next AllocTensor)
+};
+
+struct QueueRec {
+  uint32_t pipeSerial = 0;
+  AscendC::TPosition pos = AscendC::TPosition::VECIN;
+  int32_t depth = 1;
+  uint32_t len = 0;
+  std::vector<QueueBlockRec> blocks;
+  std::deque<int> idle;    // block indices, FIFO
+  std::deque<int> queued;  // block indices, FIFO
+};
+
+struct FlagRec {
+  bool set = false;
+  Snap snap;
+};
+
+struct BlockCtx {
+  const LaunchShared* launch = nullptr;
+  BlockOutcome* outcome = nullptr;
+  uint32_t blockIdx = 0;
+  uint32_t blockNum = 0;
+  bool checkSync = true;
+
+  // UB arena (arch size), allocation limit
+  uint8_t* ub = nullptr;
+  uint32_t arenaBytes = 0;
+  uint64_t ubLimit = 0;
+
+  // TPipe state (at most one live pipe)
+  void* pipe = nullptr;  // AscendC::TPipe*
+  uint32_t pipeSerial = 0;
+  uint32_t pipeOffset = 0;   // bump pointer
+  uint32_t pipeBuffers = 0;  // buffers allocated (TQue blocks + TBufs)
+  uint32_t pipeFirstBufId = 0;
+  uint8_t queBlocksPerPos[static_cast<int>(AscendC::TPosition::MAX)] = {};
+  uint8_t eventAlloc[kHardEvents] = {};  // AllocEventID bitmask per event
+  std::vector<uint32_t> bufGen;          // generation per buffer id (stale-tensor check)
+  std::vector<QueueRec> queues;
+  std::string exitError;  // recorded by destructors (cannot throw), reported at block end
+
+  // flags and the hazard model
+  FlagRec flags[kHardEvents][kEventIds];
+  uint32_t count[kPipes] = {0, 0, 0, 0};
+  uint32_t known[kPipes][kPipes];  // known[q][p] = done[p][q]: highest p op known complete to q
+  std::vector<uint32_t> wV, wM2, rV, rM3;  // per 32-B UB block: last V/MTE2 write, last V/MTE3 read
+  std::vector<GmDma> gmM3Writes, gmM2Reads;  // DMAs of this block on tracked GM (hazard model)
+  size_t gmPruneAt = 64;
+
+  std::unique_ptr<uint8_t, void (*)(void*)> arena{nullptr, std::free};
+};
+
+inline thread_local BlockCtx* t_ctx = nullptr;
+
+// ---- errors ----------------------------------------------------------------------------------
+inline std::string ErrorPrefix(const char* api) {
+  const BlockCtx* c = t_ctx;
+  std::string s = "amct kernel sim: ";
+  if (c != nullptr && c->launch != nullptr) {
+    s += Fmt("kernel %s, block %u of %u: ", c->launch->kernel, c->blockIdx, c->blockNum);
+  }
+  if (api != nullptr && api[0] != '\0') {
+    s += api;
+    s += ": ";
+  }
+  return s;
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void Fail(const char* api, const std::string& msg) {
+  throw SimError(ErrorPrefix(api) + msg);
+}
+
+// The context of the running block; outside Launch -> SimError.
+inline BlockCtx* Ctx(const char* api) {
+  BlockCtx* c = t_ctx;
+  if (__builtin_expect(c == nullptr, 0)) Fail(api, "called outside amct_sim::Launch (no block is running)");
+  return c;
+}
+
+// ---- hazard model (§9) -----------------------------------------------------------------------
+inline uint32_t BeginOp(BlockCtx* c, Pipe p) { return ++c->count[p]; }
+
+inline Snap TakeSnap(const BlockCtx* c, Pipe p) {
+  Snap s;
+  s.valid = true;
+  for (int r = 0; r < kPipes; ++r) s.k[r] = c->known[p][r];
+  s.k[p] = c->count[p];
+  return s;
+}
+
+inline void MergeSnap(BlockCtx* c, Pipe q, const Snap& s) {
+  if (!s.valid) return;
+  for (int r = 0; r < kPipes; ++r) {
+    if (s.k[r] > c->known[q][r]) c->known[q][r] = s.k[r];
+  }
+}
+
+inline void ResetHazards(BlockCtx* c) {
+  for (int q = 0; q < kPipes; ++q) {
+    c->count[q] = 0;
+    for (int p = 0; p < kPipes; ++p) c->known[q][p] = 0;
+    c->known[q][kPipeS] = kHolds;  // pairs with S always hold (bisheng auto-sync)
+    c->known[kPipeS][q] = kHolds;
+  }
+  c->known[kPipeV][kPipeV] = kHolds;  // V -> V holds (2201 auto-sync, 3510 hardware)
+  c->gmM3Writes.clear();
+  c->gmM2Reads.clear();
+  c->gmPruneAt = 64;
+  if (c->checkSync) {
+    std::fill(c->wV.begin(), c->wV.end(), 0u);
+    std::fill(c->wM2.begin(), c->wM2.end(), 0u);
+    std::fill(c->rV.begin(), c->rV.end(), 0u);
+    std::fill(c->rM3.begin(), c->rM3.end(), 0u);
+  }
+}
+
+inline std::string SyncHint(int producer, int consumer) {
+  if (producer == consumer) {
+    return Fmt("overlapping writes of one DMA pipe need PipeBarrier<PIPE_%s>() between them", PipeName(producer));
+  }
+  std::string hint = Fmt("missing SetFlag/WaitFlag<HardEvent::%s_%s>", PipeName(producer), PipeName(consumer));
+  if ((producer == kPipeMte2 && consumer == kPipeV) || (producer == kPipeV && consumer == kPipeMte2)) {
+    hint += " (or a VECIN TQue EnQue/DeQue, FreeTensor/AllocTensor)";
+  } else if ((producer == kPipeV && consumer == kPipeMte3) || (producer == kPipeMte3 && consumer == kPipeV)) {
+    hint += " (or a VECOUT TQue EnQue/DeQue, FreeTensor/AllocTensor)";
+  }
+  return hint;
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void HazardFail(const char* api, Pipe q, bool write,
+                                                                    const char* kind, int p, uint32_t byteOff,
+                                                                    uint32_t seq, uint32_t knownSeq) {
+  Fail(api, Fmt("sync: pipe %s %s UB bytes [%u, %u) %s by %s op #%u, but only %s ops <= %u are known complete "
+                "to %s: %s before this access (AMCT_SIM_CHECK_SYNC=0 disables the check)",
+                PipeName(q), write ? "writes" : "reads", byteOff, byteOff + 32, kind, PipeName(p), seq,
+                PipeName(p), knownSeq, PipeName(q), SyncHint(p, q).c_str()));
+}
+
+// Finds the first offending 32-B block of an access that failed the fast check, and reports it
+// (cross-pipe conflicts before same-pipe ones).
+[[noreturn]] __attribute__((noinline, cold)) inline void ReportUbHazard(BlockCtx* c, const char* api, Pipe q,
+                                                                        bool write, uint32_t b0, uint32_t b1) {
+  const uint32_t* K = c->known[q];
+  for (uint32_t b = b0; b < b1; ++b) {
+    const uint32_t off = b * 32;
+    if (q != kPipeV && c->wV[b] > K[kPipeV]) HazardFail(api, q, write, "written", kPipeV, off, c->wV[b], K[kPipeV]);
+    if (q != kPipeMte2 && c->wM2[b] > K[kPipeMte2]) {
+      HazardFail(api, q, write, "written", kPipeMte2, off, c->wM2[b], K[kPipeMte2]);
+    }
+    if (write) {
+      if (q != kPipeV && c->rV[b] > K[kPipeV]) HazardFail(api, q, write, "read", kPipeV, off, c->rV[b], K[kPipeV]);
+      if (q != kPipeMte3 && c->rM3[b] > K[kPipeMte3]) {
+        HazardFail(api, q, write, "read", kPipeMte3, off, c->rM3[b], K[kPipeMte3]);
+      }
+    }
+  }
+  for (uint32_t b = b0; b < b1; ++b) {
+    if (q == kPipeMte2 && c->wM2[b] > K[kPipeMte2]) {
+      HazardFail(api, q, write, "written", kPipeMte2, b * 32, c->wM2[b], K[kPipeMte2]);
+    }
+  }
+  Fail(api, "sync: internal error locating a hazard");
+}
+
+// Pipe q (V or MTE3) reads UB bytes [off, off + bytes) in its op `seq`.
+inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
+  if (!c->checkSync || bytes == 0) return;
+  const uint32_t b0 = off >> 5;
+  const uint32_t b1 = (off + bytes + 31) >> 5;
+  const uint32_t* __restrict wV = c->wV.data();
+  const uint32_t* __restrict wM2 = c->wM2.data();
+  uint32_t bad = 0;
+  if (q == kPipeV) {
+    const uint32_t tM2 = c->known[kPipeV][kPipeMte2];
+    for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wM2[b] > tM2);
+    if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, false, b0, b1);
+    std::fill(c->rV.begin() + b0, c->rV.begin() + b1, seq);
+  } else {
+    const uint32_t tV = c->known[q][kPipeV];
+    const uint32_t tM2 = c->known[q][kPipeMte2];
+    for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wV[b] > tV) | static_cast<uint32_t>(wM2[b] > tM2);
+    if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, false, b0, b1);
+    std::fill(c->rM3.begin() + b0, c->rM3.begin() + b1, seq);
+  }
+}
+
+// Pipe q (V or MTE2) writes UB bytes [off, off + bytes) in its op `seq`.
+inline void UbWrite(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
+  if (!c->checkSync || bytes == 0) return;
+  const uint32_t b0 = off >> 5;
+  const uint32_t b1 = (off + bytes + 31) >> 5;
+  const uint32_t* __restrict wV = c->wV.data();
+  const uint32_t* __restrict wM2 = c->wM2.data();
+  const uint32_t* __restrict rV = c->rV.data();
+  const uint32_t* __restrict rM3 = c->rM3.data();
+  const uint32_t* K = c->known[q];
+  const uint32_t tV = K[kPipeV];
+  const uint32_t tM2 = K[kPipeMte2];
+  const uint32_t tM3 = K[kPipeMte3];
+  uint32_t bad = 0;
+  if (q == kPipeV) {
+    for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wM2[b] > tM2) | static_cast<uint32_t>(rM3[b] > tM3);
+    if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, true, b0, b1);
+    std::fill(c->wV.begin() + b0, c->wV.begin() + b1, seq);
+  } else {
+    for (uint32_t b = b0; b < b1; ++b) {
+      bad |= static_cast<uint32_t>(wV[b] > tV) | static_cast<uint32_t>(wM2[b] > tM2) |
+             static_cast<uint32_t>(rV[b] > tV) | static_cast<uint32_t>(rM3[b] > tM3);
+    }
+    if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, true, b0, b1);
+    std::fill(c->wM2.begin() + b0, c->wM2.begin() + b1, seq);
+  }
+}
+
+// ---- GM regions, extents, the GM hazard lists and the race log --------------------------------
+[[noreturn]] __attribute__((noinline, cold)) inline void GmRegionFail(const BlockCtx* c, const char* api,
+                                                                      uintptr_t lo, uintptr_t hi, bool write) {
+  bool inReadOnly = false;
+  for (const RegionInfo& r : c->launch->regions) {
+    if (lo >= r.lo && hi <= r.hi) inReadOnly = true;
+  }
+  std::string list;
+  for (const RegionInfo& r : c->launch->regions) {
+    if (!list.empty()) list += ", ";
+    list += Fmt("[%#llx, +%llu) %s", static_cast<unsigned long long>(r.lo),
+                static_cast<unsigned long long>(r.hi - r.lo), r.writable ? "rw" : "ro");
+  }
+  if (list.empty()) list = "none (the host glue must open an amct_sim::GmScope)";
+  if (write && inReadOnly) {
+    Fail(api, Fmt("GM write of bytes [%#llx, +%llu) into a read-only region (inputs and tiling are read-only; "
+                  "registered: %s)",
+                  static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi - lo), list.c_str()));
+  }
+  Fail(api, Fmt("GM %s of bytes [%#llx, +%llu) is outside every registered GM region (registered: %s)",
+                write ? "write" : "read", static_cast<unsigned long long>(lo),
+                static_cast<unsigned long long>(hi - lo), list.c_str()));
+}
+
+// The region holding all of [lo, hi) (writable when write); SimError if none.
+inline const RegionInfo* GmFindRegion(const BlockCtx* c, const char* api, uintptr_t lo, uintptr_t hi, bool write) {
+  for (const RegionInfo& r : c->launch->regions) {
+    if (lo >= r.lo && hi <= r.hi && (r.writable || !write)) return &r;
+  }
+  GmRegionFail(c, api, lo, hi, write);
+}
+
+// [lo, hi) must lie in the SetGlobalBuffer extent [extLo, extHi).
+inline void GmCheckExtent(const char* api, uintptr_t lo, uintptr_t hi, uintptr_t extLo, uintptr_t extHi) {
+  if (__builtin_expect(lo < extLo || hi > extHi, 0)) {
+    Fail(api, Fmt("bounds: GM bytes [%#llx, +%llu) leave the GlobalTensor's SetGlobalBuffer extent [%#llx, +%llu)",
+                  static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi - lo),
+                  static_cast<unsigned long long>(extLo), static_cast<unsigned long long>(extHi - extLo)));
+  }
+}
+
+inline void PruneGmLists(BlockCtx* c) {
+  const uint32_t* K2 = c->known[kPipeMte2];
+  const uint32_t* K3 = c->known[kPipeMte3];
+  const uint32_t wDone = std::min(K2[kPipeMte3], K3[kPipeMte3]);
+  const uint32_t rDone = K3[kPipeMte2];
+  c->gmM3Writes.erase(std::remove_if(c->gmM3Writes.begin(), c->gmM3Writes.end(),
+                                     [&](const GmDma& d) { return d.seq <= wDone; }),
+                      c->gmM3Writes.end());
+  c->gmM2Reads.erase(std::remove_if(c->gmM2Reads.begin(), c->gmM2Reads.end(),
+                                    [&](const GmDma& d) { return d.seq <= rDone; }),
+                     c->gmM2Reads.end());
+  c->gmPruneAt = std::max<size_t>(64, 2 * (c->gmM3Writes.size() + c->gmM2Reads.size()));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void GmHazardFail(const char* api, Pipe q, const char* what,
+                                                                      int p, const GmDma& s, const GmDma& d,
+                                                                      uint32_t knownSeq) {
+  Fail(api, Fmt("sync: pipe %s %s GM bytes [%#llx, %#llx), overlapping bytes [%#llx, %#llx) %s by %s op #%u, "
+                "but only %s ops <= %u are known complete to %s: %s (AMCT_SIM_CHECK_SYNC=0 disables the check)",
+                PipeName(q), q == kPipeMte3 ? "writes" : "reads", static_cast<unsigned long long>(d.lo),
+                static_cast<unsigned long long>(d.Hi()), static_cast<unsigned long long>(s.lo),
+                static_cast<unsigned long long>(s.Hi()), what, PipeName(p), s.seq, PipeName(p), knownSeq,
+                PipeName(q), SyncHint(p, q).c_str()));
+}
+
+// One DMA on GM (region r found by GmFindRegion for its hull): q = MTE2 (reads) or MTE3 (writes)
+// `rows` bursts of rowBytes at lo + i * pitch. Logs the bursts for the race check and applies
+// the hazard model to GM (MTE3 -> MTE2 on the same GM, overlapping MTE3 writes, MTE2 -> MTE3).
+inline void GmDmaAccess(BlockCtx* c, const RegionInfo* r, Pipe q, uint32_t seq, uint64_t lo, uint64_t rowBytes,
+                        uint64_t pitch, uint32_t rows, const char* api) {
+  if (!r->tracked || rows == 0 || rowBytes == 0) return;
+  if (pitch == rowBytes) {  // contiguous: one burst
+    rowBytes *= rows;
+    pitch = rowBytes;
+    rows = 1;
+  }
+  std::vector<Interval>& log = (q == kPipeMte3) ? c->outcome->log.writes : c->outcome->log.reads;
+  for (uint32_t i = 0; i < rows; ++i) {
+    const uint64_t a = lo + static_cast<uint64_t>(i) * pitch;
+    AddInterval(log, a, a + rowBytes);
+  }
+  if (!c->checkSync) return;
+  const GmDma d{lo, rowBytes, pitch, rows, seq};
+  if (q == kPipeMte2) {
+    const uint32_t t = c->known[kPipeMte2][kPipeMte3];
+    for (const GmDma& s : c->gmM3Writes) {
+      if (s.seq > t && DmaOverlap(s, d)) GmHazardFail(api, q, "written", kPipeMte3, s, d, t);
+    }
+    c->gmM2Reads.push_back(d);
+  } else {
+    const uint32_t tw = c->known[kPipeMte3][kPipeMte3];
+    const uint32_t tr = c->known[kPipeMte3][kPipeMte2];
+    for (const GmDma& s : c->gmM3Writes) {
+      if (s.seq > tw && DmaOverlap(s, d)) GmHazardFail(api, q, "written", kPipeMte3, s, d, tw);
+    }
+    for (const GmDma& s : c->gmM2Reads) {
+      if (s.seq > tr && DmaOverlap(s, d)) GmHazardFail(api, q, "read", kPipeMte2, s, d, tr);
+    }
+    c->gmM3Writes.push_back(d);
+  }
+  if (c->gmM3Writes.size() + c->gmM2Reads.size() > c->gmPruneAt) PruneGmLists(c);
+}
+
+// ---- small helpers -------------------------------------------------------------------------
+inline uint64_t RoundUp32(uint64_t v) { return (v + 31) & ~uint64_t{31}; }
+
+}  // namespace detail
+}  // namespace amct_sim

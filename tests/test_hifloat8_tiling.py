@@ -1,0 +1,94 @@
+"""hifloat8_cast tiling from platform facts: hifloat8.md B4 worked examples and C8 rules."""
+import unittest
+
+import torch
+
+import amct_ops
+from amct_ops import _sim
+
+FIELDS = ("blockNum", "castMode", "totalLength", "numPerCore", "tailNumLastCore", "tileLength", "ubBudget",
+          "encLutBytes", "decLutBytes")
+ENCODE_FP16, ENCODE_BF16, DECODE_FP16, DECODE_BF16, DECODE_FP32, FQ_FP16, FQ_BF16, FQ_FP32 = range(8)
+# (input bytes, output bytes, LUT bytes) per mode, from the kernel's buffer layout.
+LAYOUT = {0: (2, 1, 32768), 1: (2, 1, 32768), 2: (1, 2, 512), 3: (1, 2, 512), 4: (1, 4, 1024),
+          5: (2, 2, 33280), 6: (2, 2, 33280), 7: (4, 4, 0)}
+ARCH = amct_ops.build_info()["npu_arch"]
+
+
+def tiling(mode, n):
+    return dict(zip(FIELDS, torch.ops.amct._hifloat8_cast_tiling(mode, n)))
+
+
+def round32(x):
+    return (x + 31) // 32 * 32
+
+
+class WorkedExamplesTest(unittest.TestCase):
+    def test_tile_sizes_at_the_arch_ub(self):
+        with _sim.sim_platform(40, 0):
+            big = 1 << 24
+            expected = 32768 if ARCH == "dav-2201" else 65536
+            self.assertEqual(tiling(ENCODE_FP16, big)["tileLength"], expected)
+            self.assertEqual(tiling(DECODE_BF16, big)["tileLength"], expected)
+
+    def test_tile_sizes_at_a_forced_40kb_ub(self):
+        with _sim.sim_platform(40, 40 * 1024):
+            self.assertEqual(tiling(ENCODE_BF16, 1 << 24)["tileLength"], 2720)
+            self.assertEqual(tiling(DECODE_FP16, 1 << 24)["tileLength"], 13472)
+
+    def test_core_count_policy_with_40_cores(self):
+        with _sim.sim_platform(40, 0):
+            for n, enc, dec in ((4096, 1, 2), (65536, 16, 32), (163840, 40, 40)):
+                self.assertEqual(tiling(ENCODE_FP16, n)["blockNum"], enc, n)
+                self.assertEqual(tiling(DECODE_BF16, n)["blockNum"], dec, n)
+            t = tiling(ENCODE_FP16, 1048583)
+            self.assertEqual((t["blockNum"], t["numPerCore"], t["tailNumLastCore"]), (40, 26214, 26237))
+
+    def test_fp32_fake_quant_respects_the_select_scratch_on_dav_2201(self):
+        with _sim.sim_platform(40, 0):
+            t = tiling(FQ_FP32, 1 << 22)
+        budget = 188416 if ARCH == "dav-2201" else 253952
+        self.assertEqual(t["ubBudget"], budget)
+        self.assertLessEqual(24 * t["tileLength"] + 2 * round32(t["tileLength"] // 8), budget)
+
+
+class InvariantsTest(unittest.TestCase):
+    """For every mode, size and platform: the split covers n exactly and the buffers fit."""
+
+    def test_invariants(self):
+        for cores, ub in ((1, 0), (2, 0), (7, 0), (40, 0), (40, 40960), (13, 65536)):
+            with _sim.sim_platform(cores, ub):
+                facts_ub = _sim.get_platform()[1]
+                for mode in range(8):
+                    for n in (1, 31, 32, 33, 64, 1000, 4095, 4096, 65537, 1048583, 3 * 2**31 + 5):
+                        with self.subTest(cores=cores, ub=ub, mode=mode, n=n):
+                            self.check(tiling(mode, n), mode, n, cores, facts_ub)
+
+    def check(self, t, mode, n, cores, facts_ub):
+        in_bytes, out_bytes, lut = LAYOUT[mode]
+        self.assertEqual(t["totalLength"], n)
+        self.assertTrue(1 <= t["blockNum"] <= cores)
+        self.assertEqual((t["blockNum"] - 1) * t["numPerCore"] + t["tailNumLastCore"], n)
+        self.assertGreaterEqual(t["tailNumLastCore"], t["numPerCore"])
+        self.assertLessEqual(t["ubBudget"], facts_ub)
+        self.assertEqual(t["encLutBytes"] + t["decLutBytes"], lut)
+        tile = t["tileLength"]
+        self.assertGreater(tile, 0)
+        self.assertLessEqual(tile, 65536)
+        if mode == FQ_FP32:
+            self.assertEqual(tile % 64, 0)
+            used = 24 * tile + 2 * round32(tile // 8)
+        else:
+            self.assertEqual(tile % 32, 0)
+            used = lut + round32(tile * in_bytes) + round32(tile * out_bytes)
+        self.assertLessEqual(used, t["ubBudget"])
+
+    def test_bad_arguments(self):
+        with self.assertRaisesRegex(RuntimeError, "cast_mode"):
+            torch.ops.amct._hifloat8_cast_tiling(8, 10)
+        with self.assertRaisesRegex(RuntimeError, "numel"):
+            torch.ops.amct._hifloat8_cast_tiling(0, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
