@@ -22,13 +22,10 @@ COMMANDS = {
     "info_json": ["info", "--json"],
     "selftest_json": ["selftest", "--json"],
     "selftest_npu": ["selftest", "--device", "npu"],
-    "selftest_npu_json": ["selftest", "--device", "npu:0", "--json"],
-    "selftest_bad_device": ["selftest", "--device", "tpu", "--json"],
     "selftest_bad_option": ["selftest", "--no-such-option"],
     "bench_list": ["bench"],
-    "bench_quick": ["bench", "hifloat8_cast", "--quick", "--sizes", "1024", "--dtypes", "bf16", "--repeat", "1",
-                    "--warmup", "0"],
-    "bench_unknown": ["bench", "no_such_op"],
+    "bench_quick": ["bench", "hifloat8_cast", "--quick", "--sizes", "1024", "--dtypes", "bf16",
+                    "--repeat", "1", "--warmup", "0"],
 }
 
 
@@ -130,7 +127,8 @@ class SelftestTest(unittest.TestCase):
             for key in ("op", "case", "dtype", "passed", "detail"):
                 self.assertIn(key, r)
             self.assertIsInstance(r["passed"], bool)
-        failed = [f"{r['op']} / {r['case']} / {r['dtype']}: {r['detail']}" for r in results if not r["passed"]]
+        failed = [f"{r['op']} / {r['case']} / {r['dtype']}: {r['detail']}"
+                  for r in results if not r["passed"]]
         self.assertEqual(failed, [])
         self.assertEqual(rc, 0, err)
         ops = {r["op"] for r in results}
@@ -148,21 +146,9 @@ class SelftestTest(unittest.TestCase):
         d = last_json_line(err)
         self.assertEqual(d["requested_device"], "npu")
         self.assertIn("torch_npu", d["error"])
-        self.assertIn("error", err.splitlines()[0])  # the human line comes first without --json
-
-    @unittest.skipIf(HAVE_TORCH_NPU, "torch_npu is installed: the NPU may be usable here")
-    def test_npu_unavailable_json(self):
-        rc, out, err = run("selftest_npu_json")
-        self.assertEqual(rc, 2, out + err)
-        self.assertEqual(out.strip(), "")
-        d = last_json_line(err)
         self.assertEqual(set(d), {"error", "requested_device"})
-        self.assertEqual(d["requested_device"], "npu:0")
-
-    def test_unknown_device_exits_2(self):
-        rc, out, err = run("selftest_bad_device")
-        self.assertEqual(rc, 2, out + err)
-        self.assertEqual(last_json_line(err)["requested_device"], "tpu")
+        self.assertIn("error", err.splitlines()[0])  # the human line comes first without --json
+        self.assertEqual(out.strip(), "")
 
     def test_bad_option_fails(self):
         rc, out, err = run("selftest_bad_option")
@@ -185,11 +171,6 @@ class BenchTest(unittest.TestCase):
         self.assertIn("bfloat16", out)
         self.assertIn("| 1K ", out)
         self.assertIn("torch threads", out)
-
-    def test_unknown_bench_fails(self):
-        rc, out, err = run("bench_unknown")
-        self.assertNotEqual(rc, 0)
-        self.assertIn("no_such_op", err)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ inline D CastRef(S v, Rnd r) {
     if (x.nan) return D(0);  // unspecified on the NPU ([C] clamp first)
     uint64_t mag = 0;
     const bool fits = RoundToInteger(x, r, &mag);
-    if (x.neg && mag != 0) {
+    if (x.neg && (mag != 0 || !fits)) {
       if (!fits || mag >= minMag) return kSigned ? std::numeric_limits<D>::min() : D(0);
       return static_cast<D>(-static_cast<int64_t>(mag));
     }
@@ -246,6 +246,36 @@ inline void CastDispatch(D* d, const S* s, uint32_t n, Rnd r) {
   }
 }
 
+template <class T, class U>
+inline void CastImpl(Opnd d, Opnd s, AscendC::RoundMode roundMode, uint32_t count) {
+  constexpr uint32_t kModes = CastModes<T, U>();
+  static const char* const kApi = "Cast";
+  BlockCtx* c = Ctx(kApi);
+  const int m = static_cast<int>(roundMode);
+  if (m > 6 || !(kModes & (1u << m))) {
+    Fail(kApi, Fmt("parameters: RoundMode::%s is not listed for %s -> %s on __NPU_ARCH__ %d (ascendc_subset.md "
+                   "§5.3)",
+                   RoundModeName(roundMode), SimTypeName<U>(), SimTypeName<T>(), __NPU_ARCH__));
+  }
+  CheckCount(kApi, count);
+  d.usedBytes = static_cast<uint64_t>(count) * sizeof(T);
+  s.usedBytes = static_cast<uint64_t>(count) * sizeof(U);
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, s);
+  CheckOverlap(kApi, d, s);
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(s.usedBytes), kApi);
+  UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);
+  AMCT_SIM_BARRIER();
+  if (d.ptr == s.ptr) {  // full alias (same size types): convert through a copy
+    std::vector<U> tmp(reinterpret_cast<const U*>(s.ptr), reinterpret_cast<const U*>(s.ptr) + count);
+    CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr), tmp.data(), count, RndOf(roundMode));
+  } else {
+    CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr), reinterpret_cast<const U*>(s.ptr), count, RndOf(roundMode));
+  }
+  AMCT_SIM_BARRIER();
+}
+
 }  // namespace detail
 }  // namespace amct_sim
 
@@ -253,38 +283,13 @@ namespace AscendC {
 
 // dst T, src U.
 template <typename T, typename U>
-__aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
-                            const uint32_t count) {
-  using namespace amct_sim::detail;
-  constexpr uint32_t kModes = CastModes<T, U>();
+__aicore__ AMCT_SIM_INLINE void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                                     const uint32_t count) {
   using DstSrcPair = amct_sim::CastPair<T, U>;
-  AMCT_SIM_REQUIRE_DTYPE(Cast, DstSrcPair, kModes != 0);
-  if constexpr (kModes != 0) {
-    static const char* const kApi = "Cast";
-    BlockCtx* c = Ctx(kApi);
-    const int m = static_cast<int>(roundMode);
-    if (m > 6 || !(kModes & (1u << m))) {
-      Fail(kApi, Fmt("parameters: RoundMode::%s is not listed for %s -> %s on __NPU_ARCH__ %d (ascendc_subset.md "
-                     "§5.3)",
-                     RoundModeName(roundMode), SimTypeName<U>(), SimTypeName<T>(), __NPU_ARCH__));
-    }
-    CheckCount(kApi, count);
-    Opnd d = MakeOpnd(dst, static_cast<uint64_t>(count) * sizeof(T), "dst");
-    Opnd s = MakeOpnd(src, static_cast<uint64_t>(count) * sizeof(U), "src");
-    CheckOpnd(c, kApi, d);
-    CheckOpnd(c, kApi, s);
-    CheckOverlap(kApi, d, s);
-    const uint32_t seq = BeginOp(c, kPipeV);
-    UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(s.usedBytes), kApi);
-    UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);
-    AMCT_SIM_BARRIER();
-    if (d.ptr == s.ptr) {  // full alias (same size types): convert through a copy
-      std::vector<U> tmp(reinterpret_cast<const U*>(s.ptr), reinterpret_cast<const U*>(s.ptr) + count);
-      CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr), tmp.data(), count, RndOf(roundMode));
-    } else {
-      CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr), reinterpret_cast<const U*>(s.ptr), count, RndOf(roundMode));
-    }
-    AMCT_SIM_BARRIER();
+  AMCT_SIM_REQUIRE_DTYPE(Cast, DstSrcPair, (amct_sim::detail::CastModes<T, U>() != 0));
+  if constexpr (amct_sim::detail::CastModes<T, U>() != 0) {
+    amct_sim::detail::CastImpl<T, U>(amct_sim::detail::MakeOpnd(dst, 0, "dst"), amct_sim::detail::MakeOpnd(src, 0, "src"),
+                                     roundMode, count);
   }
 }
 

@@ -101,6 +101,84 @@ inline T LoadElem(const uint8_t* p, uint32_t i) {
   return v;
 }
 
+template <class T>
+inline void CompareImpl(const char* api, Opnd d, Opnd a, const Opnd* b, T scalar, AscendC::CMPMODE cmpMode,
+                        uint32_t count) {
+  BlockCtx* c = Ctx(api);
+  CheckCompareArgs<T>(api, cmpMode, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  d.usedBytes = count / 8;
+  a.usedBytes = bytes;
+  Opnd bb = b != nullptr ? *b : a;
+  bb.usedBytes = bytes;
+  CheckOpnd(c, api, d);
+  CheckOpnd(c, api, a);
+  CheckOverlap(api, d, a);
+  if (b != nullptr) {
+    CheckOpnd(c, api, bb);
+    CheckOverlap(api, d, bb);
+  }
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), api);
+  if (b != nullptr) UbRead(c, kPipeV, seq, bb.off, static_cast<uint32_t>(bytes), api);
+  UbWrite(c, kPipeV, seq, d.off, count / 8, api);
+  AMCT_SIM_BARRIER();
+  const T* pa = reinterpret_cast<const T*>(a.ptr);
+  if (b != nullptr) {
+    const T* pb = reinterpret_cast<const T*>(bb.ptr);
+    CompareDispatch<T>(d.ptr, pa, [pb](uint32_t i) { return Arith<T>::Load(pb[i]); }, count, cmpMode);
+  } else {
+    const auto s = Arith<T>::Load(scalar);
+    CompareDispatch<T>(d.ptr, pa, [s](uint32_t) { return s; }, count, cmpMode);
+  }
+  AMCT_SIM_BARRIER();
+}
+
+// Mode 2 (b != nullptr): dst[i] = mask bit i ? src0[i] : src1[i]; mode 1: ... : scalar.
+template <class T>
+inline void SelectImpl(Opnd d, Opnd m, Opnd a, const Opnd* b, T scalar, AscendC::SELMODE selMode, uint32_t count) {
+  static const char* const kApi = "Select";
+  BlockCtx* c = Ctx(kApi);
+  const AscendC::SELMODE want =
+      b != nullptr ? AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE : AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE;
+  if (selMode != want) {
+    Fail(kApi, Fmt("parameters: the %s overload needs SELMODE::%s ([C] modes: 1 with a scalar src1, 2 with a tensor "
+                   "src1), got mode %d",
+                   b != nullptr ? "tensor-tensor" : "scalar",
+                   b != nullptr ? "VSEL_TENSOR_TENSOR_MODE" : "VSEL_TENSOR_SCALAR_MODE", static_cast<int>(selMode)));
+  }
+  CheckSelectScratch(c, kApi);
+  CheckCount(kApi, count);
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  const uint64_t maskBytes = (static_cast<uint64_t>(count) + 7) / 8;
+  d.usedBytes = a.usedBytes = bytes;
+  m.usedBytes = maskBytes;
+  Opnd bb = b != nullptr ? *b : a;
+  bb.usedBytes = bytes;
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, m);
+  CheckOpnd(c, kApi, a);
+  CheckOverlap(kApi, d, m);
+  CheckOverlap(kApi, d, a);
+  if (b != nullptr) {
+    CheckOpnd(c, kApi, bb);
+    CheckOverlap(kApi, d, bb);
+  }
+  const uint32_t seq = BeginOp(c, kPipeV);
+  UbRead(c, kPipeV, seq, m.off, static_cast<uint32_t>(maskBytes), kApi);
+  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
+  if (b != nullptr) UbRead(c, kPipeV, seq, bb.off, static_cast<uint32_t>(bytes), kApi);
+  UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
+  AMCT_SIM_BARRIER();
+  const uint8_t* mask = m.ptr;
+  for (uint32_t i = 0; i < count; ++i) {
+    const bool take0 = (mask[i >> 3] >> (i & 7)) & 1u;
+    const T v = take0 ? LoadElem<T>(a.ptr, i) : (b != nullptr ? LoadElem<T>(bb.ptr, i) : scalar);
+    std::memcpy(d.ptr + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
+  }
+  AMCT_SIM_BARRIER();
+}
+
 }  // namespace detail
 }  // namespace amct_sim
 
@@ -108,141 +186,49 @@ namespace AscendC {
 
 // dst bit i = (src0[i] cmpMode src1[i]); count*sizeof(T) % 256 == 0; count/8 bytes written.
 template <typename T, typename U>
-__aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                               CMPMODE cmpMode, uint32_t count) {
-  using namespace amct_sim::detail;
-  AMCT_SIM_REQUIRE_DTYPE(Compare, T, kCompareOk<T>);
+__aicore__ AMCT_SIM_INLINE void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
+                                        const LocalTensor<T>& src1, CMPMODE cmpMode, uint32_t count) {
+  AMCT_SIM_REQUIRE_DTYPE(Compare, T, amct_sim::detail::kCompareOk<T>);
   static_assert(std::is_same<U, uint8_t>::value, "Compare: [C] the mask type U must be uint8_t");
-  static const char* const kApi = "Compare";
-  BlockCtx* c = Ctx(kApi);
-  CheckCompareArgs<T>(kApi, cmpMode, count);
-  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  Opnd d = MakeOpnd(dst, count / 8, "dst");
-  Opnd a = MakeOpnd(src0, bytes, "src0");
-  Opnd b = MakeOpnd(src1, bytes, "src1");
-  CheckOpnd(c, kApi, d);
-  CheckOpnd(c, kApi, a);
-  CheckOpnd(c, kApi, b);
-  CheckOverlap(kApi, d, a);
-  CheckOverlap(kApi, d, b);
-  const uint32_t seq = BeginOp(c, kPipeV);
-  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
-  UbRead(c, kPipeV, seq, b.off, static_cast<uint32_t>(bytes), kApi);
-  UbWrite(c, kPipeV, seq, d.off, count / 8, kApi);
-  AMCT_SIM_BARRIER();
-  const T* pb = reinterpret_cast<const T*>(b.ptr);
-  CompareDispatch<T>(d.ptr, reinterpret_cast<const T*>(a.ptr), [pb](uint32_t i) { return Arith<T>::Load(pb[i]); },
-                     count, cmpMode);
-  AMCT_SIM_BARRIER();
+  const amct_sim::detail::Opnd b = amct_sim::detail::MakeOpnd(src1, 0, "src1");
+  amct_sim::detail::CompareImpl<T>("Compare", amct_sim::detail::MakeOpnd(dst, 0, "dst"),
+                                   amct_sim::detail::MakeOpnd(src0, 0, "src0"), &b, T{}, cmpMode, count);
 }
 
 // dst bit i = (src0[i] cmpMode src1Scalar).
 template <typename T, typename U>
-__aicore__ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
-                                CMPMODE cmpMode, uint32_t count) {
-  using namespace amct_sim::detail;
-  AMCT_SIM_REQUIRE_DTYPE(Compares, T, kCompareOk<T>);
+__aicore__ AMCT_SIM_INLINE void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
+                                         CMPMODE cmpMode, uint32_t count) {
+  AMCT_SIM_REQUIRE_DTYPE(Compares, T, amct_sim::detail::kCompareOk<T>);
   static_assert(std::is_same<U, uint8_t>::value, "Compares: [C] the mask type U must be uint8_t");
-  static const char* const kApi = "Compares";
-  BlockCtx* c = Ctx(kApi);
-  CheckCompareArgs<T>(kApi, cmpMode, count);
-  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  Opnd d = MakeOpnd(dst, count / 8, "dst");
-  Opnd a = MakeOpnd(src0, bytes, "src0");
-  CheckOpnd(c, kApi, d);
-  CheckOpnd(c, kApi, a);
-  CheckOverlap(kApi, d, a);
-  const uint32_t seq = BeginOp(c, kPipeV);
-  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
-  UbWrite(c, kPipeV, seq, d.off, count / 8, kApi);
-  AMCT_SIM_BARRIER();
-  const auto s = Arith<T>::Load(src1Scalar);
-  CompareDispatch<T>(d.ptr, reinterpret_cast<const T*>(a.ptr), [s](uint32_t) { return s; }, count, cmpMode);
-  AMCT_SIM_BARRIER();
+  amct_sim::detail::CompareImpl<T>("Compares", amct_sim::detail::MakeOpnd(dst, 0, "dst"),
+                                   amct_sim::detail::MakeOpnd(src0, 0, "src0"), nullptr, src1Scalar, cmpMode, count);
 }
 
 // Mode 2 (VSEL_TENSOR_TENSOR_MODE): dst[i] = mask bit i ? src0[i] : src1[i].
 template <typename T, typename U>
-__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                              const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
-  using namespace amct_sim::detail;
-  AMCT_SIM_REQUIRE_DTYPE(Select, T, kSelectOk<T>);
-  static_assert(kSelectMaskOk<U>, "Select: the mask type U must be uint8_t, uint16_t, uint32_t or uint64_t");
-  static const char* const kApi = "Select";
-  BlockCtx* c = Ctx(kApi);
-  if (selMode != SELMODE::VSEL_TENSOR_TENSOR_MODE) {
-    Fail(kApi, Fmt("parameters: the tensor-tensor overload needs SELMODE::VSEL_TENSOR_TENSOR_MODE ([C] modes: 1 "
-                   "with a scalar src1, 2 with a tensor src1), got mode %d",
-                   static_cast<int>(selMode)));
-  }
-  CheckSelectScratch(c, kApi);
-  CheckCount(kApi, count);
-  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  const uint64_t maskBytes = (static_cast<uint64_t>(count) + 7) / 8;
-  Opnd d = MakeOpnd(dst, bytes, "dst");
-  Opnd m = MakeOpnd(selMask, maskBytes, "selMask");
-  Opnd a = MakeOpnd(src0, bytes, "src0");
-  Opnd b = MakeOpnd(src1, bytes, "src1");
-  CheckOpnd(c, kApi, d);
-  CheckOpnd(c, kApi, m);
-  CheckOpnd(c, kApi, a);
-  CheckOpnd(c, kApi, b);
-  CheckOverlap(kApi, d, m);
-  CheckOverlap(kApi, d, a);
-  CheckOverlap(kApi, d, b);
-  const uint32_t seq = BeginOp(c, kPipeV);
-  UbRead(c, kPipeV, seq, m.off, static_cast<uint32_t>(maskBytes), kApi);
-  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
-  UbRead(c, kPipeV, seq, b.off, static_cast<uint32_t>(bytes), kApi);
-  UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
-  AMCT_SIM_BARRIER();
-  const uint8_t* mask = m.ptr;
-  for (uint32_t i = 0; i < count; ++i) {
-    const bool take0 = (mask[i >> 3] >> (i & 7)) & 1u;
-    const T v = LoadElem<T>(take0 ? a.ptr : b.ptr, i);
-    std::memcpy(d.ptr + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
-  }
-  AMCT_SIM_BARRIER();
+__aicore__ AMCT_SIM_INLINE void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask,
+                                       const LocalTensor<T>& src0, const LocalTensor<T>& src1, SELMODE selMode,
+                                       uint32_t count) {
+  AMCT_SIM_REQUIRE_DTYPE(Select, T, amct_sim::detail::kSelectOk<T>);
+  static_assert(amct_sim::detail::kSelectMaskOk<U>,
+                "Select: the mask type U must be uint8_t, uint16_t, uint32_t or uint64_t");
+  const amct_sim::detail::Opnd b = amct_sim::detail::MakeOpnd(src1, 0, "src1");
+  amct_sim::detail::SelectImpl<T>(amct_sim::detail::MakeOpnd(dst, 0, "dst"),
+                                  amct_sim::detail::MakeOpnd(selMask, 0, "selMask"),
+                                  amct_sim::detail::MakeOpnd(src0, 0, "src0"), &b, T{}, selMode, count);
 }
 
 // Mode 1 (VSEL_TENSOR_SCALAR_MODE): dst[i] = mask bit i ? src0[i] : src1.
 template <typename T, typename U>
-__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                              T src1, SELMODE selMode, uint32_t count) {
-  using namespace amct_sim::detail;
-  AMCT_SIM_REQUIRE_DTYPE(Select, T, kSelectOk<T>);
-  static_assert(kSelectMaskOk<U>, "Select: the mask type U must be uint8_t, uint16_t, uint32_t or uint64_t");
-  static const char* const kApi = "Select";
-  BlockCtx* c = Ctx(kApi);
-  if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
-    Fail(kApi, Fmt("parameters: the scalar overload needs SELMODE::VSEL_TENSOR_SCALAR_MODE ([C] modes: 1 with a "
-                   "scalar src1, 2 with a tensor src1), got mode %d",
-                   static_cast<int>(selMode)));
-  }
-  CheckSelectScratch(c, kApi);
-  CheckCount(kApi, count);
-  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  const uint64_t maskBytes = (static_cast<uint64_t>(count) + 7) / 8;
-  Opnd d = MakeOpnd(dst, bytes, "dst");
-  Opnd m = MakeOpnd(selMask, maskBytes, "selMask");
-  Opnd a = MakeOpnd(src0, bytes, "src0");
-  CheckOpnd(c, kApi, d);
-  CheckOpnd(c, kApi, m);
-  CheckOpnd(c, kApi, a);
-  CheckOverlap(kApi, d, m);
-  CheckOverlap(kApi, d, a);
-  const uint32_t seq = BeginOp(c, kPipeV);
-  UbRead(c, kPipeV, seq, m.off, static_cast<uint32_t>(maskBytes), kApi);
-  UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
-  UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
-  AMCT_SIM_BARRIER();
-  const uint8_t* mask = m.ptr;
-  for (uint32_t i = 0; i < count; ++i) {
-    const bool take0 = (mask[i >> 3] >> (i & 7)) & 1u;
-    const T v = take0 ? LoadElem<T>(a.ptr, i) : src1;
-    std::memcpy(d.ptr + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
-  }
-  AMCT_SIM_BARRIER();
+__aicore__ AMCT_SIM_INLINE void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask,
+                                       const LocalTensor<T>& src0, T src1, SELMODE selMode, uint32_t count) {
+  AMCT_SIM_REQUIRE_DTYPE(Select, T, amct_sim::detail::kSelectOk<T>);
+  static_assert(amct_sim::detail::kSelectMaskOk<U>,
+                "Select: the mask type U must be uint8_t, uint16_t, uint32_t or uint64_t");
+  amct_sim::detail::SelectImpl<T>(amct_sim::detail::MakeOpnd(dst, 0, "dst"),
+                                  amct_sim::detail::MakeOpnd(selMask, 0, "selMask"),
+                                  amct_sim::detail::MakeOpnd(src0, 0, "src0"), nullptr, src1, selMode, count);
 }
 
 }  // namespace AscendC

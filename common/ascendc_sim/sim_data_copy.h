@@ -237,7 +237,7 @@ namespace AscendC {
 
 // GM -> UB (MTE2), count elements; count*sizeof(T) % 32 == 0.
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
+__aicore__ AMCT_SIM_INLINE void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
   using namespace amct_sim::detail;
   static const char* const kApi = "DataCopy(GM->UB)";
   CheckDmaType<T>(kApi);
@@ -252,7 +252,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
 
 // UB -> GM (MTE3), count elements; count*sizeof(T) % 32 == 0.
 template <typename T>
-__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+__aicore__ AMCT_SIM_INLINE void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   using namespace amct_sim::detail;
   static const char* const kApi = "DataCopy(UB->GM)";
   CheckDmaType<T>(kApi);
@@ -267,7 +267,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
 
 // GM -> UB, blockCount bursts of blockLen*32 bytes; gaps in 32-B units on both sides.
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+__aicore__ AMCT_SIM_INLINE void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                                 const DataCopyParams& repeatParams) {
   using namespace amct_sim::detail;
   static const char* const kApi = "DataCopy(GM->UB, DataCopyParams)";
@@ -289,7 +289,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
 
 // UB -> GM, blockCount bursts of blockLen*32 bytes; gaps in 32-B units on both sides.
 template <typename T>
-__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+__aicore__ AMCT_SIM_INLINE void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                                 const DataCopyParams& repeatParams) {
   using namespace amct_sim::detail;
   static const char* const kApi = "DataCopy(UB->GM, DataCopyParams)";
@@ -311,7 +311,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
 
 // UB -> UB (counted as the V pipe), count elements; count*sizeof(T) % 32 == 0.
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+__aicore__ AMCT_SIM_INLINE void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   using namespace amct_sim::detail;
   static const char* const kApi = "DataCopy(UB->UB)";
   CheckDmaType<T>(kApi);
@@ -337,7 +337,7 @@ template <typename T, PaddingMode mode = PaddingMode::Normal>
 #else
 template <typename T>
 #endif
-__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+__aicore__ AMCT_SIM_INLINE void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
                                    const DataCopyExtParams& dataCopyParams, const DataCopyPadExtParams<T>& padParams) {
 #if __NPU_ARCH__ == 3510
   static_assert(mode == PaddingMode::Normal, "DataCopyPad: only PaddingMode::Normal is in the subset");
@@ -386,7 +386,7 @@ template <typename T, PaddingMode mode = PaddingMode::Normal>
 #else
 template <typename T>
 #endif
-__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+__aicore__ AMCT_SIM_INLINE void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                                    const DataCopyExtParams& dataCopyParams) {
 #if __NPU_ARCH__ == 3510
   static_assert(mode == PaddingMode::Normal, "DataCopyPad: only PaddingMode::Normal is in the subset");

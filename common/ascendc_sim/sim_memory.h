@@ -9,6 +9,11 @@
 // several types (ReinterpretCast), so no access may be reordered across an API call.
 #define AMCT_SIM_BARRIER() __asm__ __volatile__("" ::: "memory")
 
+// Public APIs taking tensors by reference are always-inline wrappers that pass the tensor's
+// fields by value to the implementation: a kernel's LocalTensors never have their address
+// taken, stay in registers, and GetValue/SetValue compile to one compare plus one load/store.
+#define AMCT_SIM_INLINE __attribute__((always_inline)) inline
+
 namespace AscendC {
 template <typename T>
 class LocalTensor;
@@ -40,6 +45,8 @@ class QueBase {
   int32_t amct_queueId_ = -1;
   uint32_t amct_pipeSerial_ = 0;
   QueueRec& Rec(const char* api) const;
+  void EnQueRaw(AscendC::TPosition pos, int32_t bufId, uint32_t gen, const uint8_t* ptr, uint64_t bytes);
+  void FreeRaw(AscendC::TPosition pos, int32_t bufId, uint32_t gen);
 };
 
 // Base of TBuf.
@@ -187,6 +194,65 @@ class GlobalTensor {
   bool set_ = false;
 };
 
+}  // namespace AscendC
+
+namespace amct_sim {
+namespace detail {
+
+struct TensorAccess {
+  template <class T>
+  AMCT_SIM_INLINE static uint8_t* Ptr(const AscendC::LocalTensor<T>& t) {
+    return t.ptr_;
+  }
+  template <class T>
+  AMCT_SIM_INLINE static uint32_t Size(const AscendC::LocalTensor<T>& t) {
+    return t.size_;
+  }
+  template <class T>
+  AMCT_SIM_INLINE static int32_t BufId(const AscendC::LocalTensor<T>& t) {
+    return t.bufId_;
+  }
+  template <class T>
+  AMCT_SIM_INLINE static uint32_t Gen(const AscendC::LocalTensor<T>& t) {
+    return t.gen_;
+  }
+  template <class T>
+  AMCT_SIM_INLINE static uint8_t Pos(const AscendC::LocalTensor<T>& t) {
+    return t.pos_;
+  }
+  template <class T>
+  static AscendC::LocalTensor<T> Make(uint8_t* ptr, uint32_t elems, int32_t bufId, uint32_t gen, uint8_t pos) {
+    AscendC::LocalTensor<T> t;
+    t.ptr_ = ptr;
+    t.size_ = elems;
+    t.bufId_ = bufId;
+    t.gen_ = gen;
+    t.pos_ = pos;
+    return t;
+  }
+  template <class T>
+  static uintptr_t GmBase(const AscendC::GlobalTensor<T>& g) {
+    return g.base_;
+  }
+  template <class T>
+  static uintptr_t GmExtLo(const AscendC::GlobalTensor<T>& g) {
+    return g.extLo_;
+  }
+  template <class T>
+  static uintptr_t GmExtHi(const AscendC::GlobalTensor<T>& g) {
+    return g.extHi_;
+  }
+  template <class T>
+  static bool GmSet(const AscendC::GlobalTensor<T>& g) {
+    return g.set_;
+  }
+};
+
+}  // namespace detail
+}  // namespace amct_sim
+
+namespace AscendC {
+
 // ---- TPipe, TQue, TBuf -----------------------------------------------------------------------
 template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue;
@@ -245,11 +311,18 @@ class TQue : public amct_sim::detail::QueBase {
   template <typename T>
   __aicore__ inline LocalTensor<T> AllocTensor();
   template <typename T>
-  __aicore__ inline bool EnQue(const LocalTensor<T>& tensor);
+  __aicore__ AMCT_SIM_INLINE bool EnQue(const LocalTensor<T>& tensor) {
+    EnQueRaw(pos, amct_sim::detail::TensorAccess::BufId(tensor), amct_sim::detail::TensorAccess::Gen(tensor),
+             amct_sim::detail::TensorAccess::Ptr(tensor),
+             static_cast<uint64_t>(amct_sim::detail::TensorAccess::Size(tensor)) * sizeof(T));
+    return true;
+  }
   template <typename T>
   __aicore__ inline LocalTensor<T> DeQue();
   template <typename T>
-  __aicore__ inline void FreeTensor(LocalTensor<T>& tensor);
+  __aicore__ AMCT_SIM_INLINE void FreeTensor(LocalTensor<T>& tensor) {
+    FreeRaw(pos, amct_sim::detail::TensorAccess::BufId(tensor), amct_sim::detail::TensorAccess::Gen(tensor));
+  }
   __aicore__ inline bool VacantInQue() {
     amct_sim::detail::QueueRec& q = Rec("TQue::VacantInQue");
     return static_cast<int32_t>(q.queued.size()) < q.depth;
@@ -294,55 +367,6 @@ inline AscendC::TPipe* GetTPipePtr() {
 namespace amct_sim {
 namespace detail {
 
-struct TensorAccess {
-  template <class T>
-  static uint8_t* Ptr(const AscendC::LocalTensor<T>& t) {
-    return t.ptr_;
-  }
-  template <class T>
-  static uint32_t Size(const AscendC::LocalTensor<T>& t) {
-    return t.size_;
-  }
-  template <class T>
-  static int32_t BufId(const AscendC::LocalTensor<T>& t) {
-    return t.bufId_;
-  }
-  template <class T>
-  static uint32_t Gen(const AscendC::LocalTensor<T>& t) {
-    return t.gen_;
-  }
-  template <class T>
-  static uint8_t Pos(const AscendC::LocalTensor<T>& t) {
-    return t.pos_;
-  }
-  template <class T>
-  static AscendC::LocalTensor<T> Make(uint8_t* ptr, uint32_t elems, int32_t bufId, uint32_t gen, uint8_t pos) {
-    AscendC::LocalTensor<T> t;
-    t.ptr_ = ptr;
-    t.size_ = elems;
-    t.bufId_ = bufId;
-    t.gen_ = gen;
-    t.pos_ = pos;
-    return t;
-  }
-  template <class T>
-  static uintptr_t GmBase(const AscendC::GlobalTensor<T>& g) {
-    return g.base_;
-  }
-  template <class T>
-  static uintptr_t GmExtLo(const AscendC::GlobalTensor<T>& g) {
-    return g.extLo_;
-  }
-  template <class T>
-  static uintptr_t GmExtHi(const AscendC::GlobalTensor<T>& g) {
-    return g.extHi_;
-  }
-  template <class T>
-  static bool GmSet(const AscendC::GlobalTensor<T>& g) {
-    return g.set_;
-  }
-};
-
 // A LocalTensor operand of a DMA/vector API, type-erased for the shared checks.
 struct Opnd {
   const char* role;
@@ -357,7 +381,7 @@ struct Opnd {
 };
 
 template <class T>
-inline Opnd MakeOpnd(const AscendC::LocalTensor<T>& t, uint64_t usedBytes, const char* role) {
+AMCT_SIM_INLINE Opnd MakeOpnd(const AscendC::LocalTensor<T>& t, uint64_t usedBytes, const char* role) {
   return Opnd{role,
               TensorAccess::Ptr(t),
               static_cast<uint64_t>(TensorAccess::Size(t)) * sizeof(T),
@@ -426,6 +450,45 @@ inline int FindQueueBlock(const QueueRec& q, int32_t bufId) {
 
 inline Pipe QueueProducer(AscendC::TPosition pos) { return pos == AscendC::TPosition::VECIN ? kPipeMte2 : kPipeV; }
 inline Pipe QueueConsumer(AscendC::TPosition pos) { return pos == AscendC::TPosition::VECIN ? kPipeV : kPipeMte3; }
+
+inline void QueBase::EnQueRaw(AscendC::TPosition pos, int32_t bufId, uint32_t gen, const uint8_t* ptr,
+                              uint64_t bytes) {
+  static const char* const kApi = "TQue::EnQue";
+  QueueRec& q = Rec(kApi);
+  BlockCtx* c = amct_ctx_;
+  const int i = FindQueueBlock(q, bufId);
+  if (i < 0) Fail(kApi, "queues: the tensor does not belong to this TQue (foreign tensor)");
+  QueueBlockRec& b = q.blocks[static_cast<size_t>(i)];
+  if (b.state == kQbIdle || c->bufGen[static_cast<size_t>(b.bufId)] != gen) {
+    Fail(kApi, "queues: the tensor was freed (FreeTensor) and not allocated again");
+  }
+  if (b.state == kQbQueued) Fail(kApi, "queues: the tensor is already queued (EnQue twice without DeQue)");
+  if (static_cast<int32_t>(q.queued.size()) >= q.depth) {
+    Fail(kApi, Fmt("queues: EnQue beyond depth %d (DeQue first)", q.depth));
+  }
+  b.state = kQbQueued;
+  b.viewOffset = static_cast<uint32_t>(ptr - c->ub);
+  b.viewBytes = static_cast<uint32_t>(bytes);
+  b.enq = TakeSnap(c, QueueProducer(pos));  // MTE2->V (VECIN) or V->MTE3 (VECOUT): count at EnQue
+  q.queued.push_back(i);
+}
+
+inline void QueBase::FreeRaw(AscendC::TPosition pos, int32_t bufId, uint32_t gen) {
+  static const char* const kApi = "TQue::FreeTensor";
+  QueueRec& q = Rec(kApi);
+  BlockCtx* c = amct_ctx_;
+  const int i = FindQueueBlock(q, bufId);
+  if (i < 0) Fail(kApi, "queues: the tensor does not belong to this TQue (foreign tensor)");
+  QueueBlockRec& b = q.blocks[static_cast<size_t>(i)];
+  if (b.state == kQbIdle || c->bufGen[static_cast<size_t>(b.bufId)] != gen) {
+    Fail(kApi, "queues: the tensor was already freed (FreeTensor twice)");
+  }
+  if (b.state == kQbQueued) Fail(kApi, "queues: the tensor is queued (DeQue it before FreeTensor)");
+  b.state = kQbIdle;
+  ++c->bufGen[static_cast<size_t>(b.bufId)];  // every handle of the block is now stale
+  b.freed = TakeSnap(c, QueueConsumer(pos));  // V->MTE2 (VECIN) or MTE3->V (VECOUT): count at Free
+  q.idle.push_back(i);
+}
 
 }  // namespace detail
 }  // namespace amct_sim
@@ -624,31 +687,6 @@ inline LocalTensor<T> TQue<pos, depth, mask>::AllocTensor() {
 
 template <TPosition pos, int32_t depth, auto mask>
 template <typename T>
-inline bool TQue<pos, depth, mask>::EnQue(const LocalTensor<T>& tensor) {
-  using namespace amct_sim::detail;
-  static const char* const kApi = "TQue::EnQue";
-  QueueRec& q = Rec(kApi);
-  BlockCtx* c = amct_ctx_;
-  const int i = FindQueueBlock(q, TensorAccess::BufId(tensor));
-  if (i < 0) Fail(kApi, "queues: the tensor does not belong to this TQue (foreign tensor)");
-  QueueBlockRec& b = q.blocks[static_cast<size_t>(i)];
-  if (b.state == kQbIdle || c->bufGen[static_cast<size_t>(b.bufId)] != TensorAccess::Gen(tensor)) {
-    Fail(kApi, "queues: the tensor was freed (FreeTensor) and not allocated again");
-  }
-  if (b.state == kQbQueued) Fail(kApi, "queues: the tensor is already queued (EnQue twice without DeQue)");
-  if (static_cast<int32_t>(q.queued.size()) >= q.depth) {
-    Fail(kApi, Fmt("queues: EnQue beyond depth %d (DeQue first)", q.depth));
-  }
-  b.state = kQbQueued;
-  b.viewOffset = static_cast<uint32_t>(TensorAccess::Ptr(tensor) - c->ub);
-  b.viewBytes = static_cast<uint32_t>(TensorAccess::Size(tensor) * sizeof(T));
-  b.enq = TakeSnap(c, QueueProducer(pos));  // MTE2->V (VECIN) or V->MTE3 (VECOUT): count at EnQue
-  q.queued.push_back(i);
-  return true;
-}
-
-template <TPosition pos, int32_t depth, auto mask>
-template <typename T>
 inline LocalTensor<T> TQue<pos, depth, mask>::DeQue() {
   using namespace amct_sim::detail;
   static const char* const kApi = "TQue::DeQue";
@@ -663,26 +701,6 @@ inline LocalTensor<T> TQue<pos, depth, mask>::DeQue() {
   b.enq.valid = false;
   return TensorAccess::Make<T>(c->ub + b.viewOffset, static_cast<uint32_t>(b.viewBytes / sizeof(T)), b.bufId,
                                c->bufGen[static_cast<size_t>(b.bufId)], static_cast<uint8_t>(pos));
-}
-
-template <TPosition pos, int32_t depth, auto mask>
-template <typename T>
-inline void TQue<pos, depth, mask>::FreeTensor(LocalTensor<T>& tensor) {
-  using namespace amct_sim::detail;
-  static const char* const kApi = "TQue::FreeTensor";
-  QueueRec& q = Rec(kApi);
-  BlockCtx* c = amct_ctx_;
-  const int i = FindQueueBlock(q, TensorAccess::BufId(tensor));
-  if (i < 0) Fail(kApi, "queues: the tensor does not belong to this TQue (foreign tensor)");
-  QueueBlockRec& b = q.blocks[static_cast<size_t>(i)];
-  if (b.state == kQbIdle || c->bufGen[static_cast<size_t>(b.bufId)] != TensorAccess::Gen(tensor)) {
-    Fail(kApi, "queues: the tensor was already freed (FreeTensor twice)");
-  }
-  if (b.state == kQbQueued) Fail(kApi, "queues: the tensor is queued (DeQue it before FreeTensor)");
-  b.state = kQbIdle;
-  ++c->bufGen[static_cast<size_t>(b.bufId)];  // every handle of the block is now stale
-  b.freed = TakeSnap(c, QueueConsumer(pos));
-  q.idle.push_back(i);
 }
 
 template <TPosition pos>

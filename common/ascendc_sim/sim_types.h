@@ -348,8 +348,8 @@ constexpr bool kArch3510 = (__NPU_ARCH__ == 3510);
   struct NAME {                                                                                         \
     template <class Dtype, int Arch, bool Ok>                                                           \
     struct Check {                                                                                      \
-      static_assert(Ok, #NAME ": dtype not supported on this __NPU_ARCH__ (see the per-arch tables of " \
-                              "ascendc_subset.md; the template arguments below name dtype and arch)");  \
+      static_assert(Ok, #NAME ": dtype not supported on this __NPU_ARCH__ (ascendc_subset.md per-arch "      \
+                              "tables; 'In instantiation of ...Check<dtype, arch, false>' above names both)"); \
       static constexpr bool value = Ok;                                                                 \
     };                                                                                                  \
   };

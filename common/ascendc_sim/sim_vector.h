@@ -128,16 +128,13 @@ inline void CheckCount(const char* api, int64_t count) {
   if (count <= 0) Fail(api, Fmt("parameters: count must be > 0, got %lld", static_cast<long long>(count)));
 }
 
-// dst[i] = f(src0[i], src1[i]) for i < count.
+// dst[i] = f(src0[i], src1[i]) for i < count. Operands arrive by value (see AMCT_SIM_INLINE).
 template <class T, class F>
-inline void BinaryImpl(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0,
-                       const AscendC::LocalTensor<T>& src1, int32_t count, F f) {
+inline void BinaryImpl(const char* api, Opnd d, Opnd a, Opnd b, int32_t count, F f) {
   BlockCtx* c = Ctx(api);
   CheckCount(api, count);
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  Opnd d = MakeOpnd(dst, bytes, "dst");
-  Opnd a = MakeOpnd(src0, bytes, "src0");
-  Opnd b = MakeOpnd(src1, bytes, "src1");
+  d.usedBytes = a.usedBytes = b.usedBytes = bytes;
   CheckOpnd(c, api, d);
   CheckOpnd(c, api, a);
   CheckOpnd(c, api, b);
@@ -151,19 +148,18 @@ inline void BinaryImpl(const char* api, const AscendC::LocalTensor<T>& dst, cons
   T* pd = reinterpret_cast<T*>(d.ptr);
   const T* pa = reinterpret_cast<const T*>(a.ptr);
   const T* pb = reinterpret_cast<const T*>(b.ptr);
+#pragma GCC ivdep
   for (int32_t i = 0; i < count; ++i) pd[i] = Arith<T>::Store(f(Arith<T>::Load(pa[i]), Arith<T>::Load(pb[i])));
   AMCT_SIM_BARRIER();
 }
 
 // dst[i] = f(src[i]) for i < count.
 template <class T, class F>
-inline void UnaryImpl(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
-                      int64_t count, F f) {
+inline void UnaryImpl(const char* api, Opnd d, Opnd a, int64_t count, F f) {
   BlockCtx* c = Ctx(api);
   CheckCount(api, count);
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  Opnd d = MakeOpnd(dst, bytes, "dst");
-  Opnd a = MakeOpnd(src, bytes, "src");
+  d.usedBytes = a.usedBytes = bytes;
   CheckOpnd(c, api, d);
   CheckOpnd(c, api, a);
   CheckOverlap(api, d, a);
@@ -173,17 +169,18 @@ inline void UnaryImpl(const char* api, const AscendC::LocalTensor<T>& dst, const
   AMCT_SIM_BARRIER();
   T* pd = reinterpret_cast<T*>(d.ptr);
   const T* pa = reinterpret_cast<const T*>(a.ptr);
+#pragma GCC ivdep
   for (int64_t i = 0; i < count; ++i) pd[i] = Arith<T>::Store(f(Arith<T>::Load(pa[i])));
   AMCT_SIM_BARRIER();
 }
 
 // dst[i] = g(i) for i < count (no source).
 template <class T, class G>
-inline void FillImpl(const char* api, const AscendC::LocalTensor<T>& dst, int64_t count, G g) {
+inline void FillImpl(const char* api, Opnd d, int64_t count, G g) {
   BlockCtx* c = Ctx(api);
   CheckCount(api, count);
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
-  Opnd d = MakeOpnd(dst, bytes, "dst");
+  d.usedBytes = bytes;
   CheckOpnd(c, api, d);
   const uint32_t seq = BeginOp(c, kPipeV);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), api);
@@ -193,12 +190,13 @@ inline void FillImpl(const char* api, const AscendC::LocalTensor<T>& dst, int64_
   AMCT_SIM_BARRIER();
 }
 
+#define AMCT_SIM_OPND(t, role) ::amct_sim::detail::MakeOpnd(t, 0, role)
+
 template <class T>
-inline void DivImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src0,
-                    const AscendC::LocalTensor<T>& src1, int32_t count) {
+inline void DivImpl(Opnd dst, Opnd src0, Opnd src1, int32_t count) {
   if constexpr (std::is_integral<T>::value) {
     bool divByZero = false;
-    BinaryImpl("Div", dst, src0, src1, count, [&divByZero](T a, T b) -> T {
+    BinaryImpl<T>("Div", dst, src0, src1, count, [&divByZero](T a, T b) -> T {
       if (b == 0) {
         divByZero = true;
         return 0;
@@ -208,7 +206,7 @@ inline void DivImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTens
     });
     if (divByZero) Fail("Div", "parameters: integer division by zero");
   } else {
-    BinaryImpl("Div", dst, src0, src1, count, [](auto a, auto b) { return a / b; });
+    BinaryImpl<T>("Div", dst, src0, src1, count, [](auto a, auto b) { return a / b; });
   }
 }
 
@@ -258,109 +256,109 @@ namespace AscendC {
 
 // ---- binary: dst = src0 op src1 ------------------------------------------------------------
 template <typename T>
-__aicore__ inline void Add(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Add(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Add, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl("Add", dst, src0, src1, count, amct_sim::detail::AddOp{});
+  amct_sim::detail::BinaryImpl<T>("Add", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::AddOp{});
 }
 template <typename T>
-__aicore__ inline void Sub(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Sub(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Sub, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl("Sub", dst, src0, src1, count, amct_sim::detail::SubOp{});
+  amct_sim::detail::BinaryImpl<T>("Sub", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::SubOp{});
 }
 template <typename T>
-__aicore__ inline void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Mul, T, amct_sim::detail::kMulOk<T>);
-  amct_sim::detail::BinaryImpl("Mul", dst, src0, src1, count, amct_sim::detail::MulOp{});
+  amct_sim::detail::BinaryImpl<T>("Mul", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::MulOp{});
 }
 template <typename T>
-__aicore__ inline void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Div, T, amct_sim::detail::kDivOk<T>);
-  amct_sim::detail::DivImpl(dst, src0, src1, count);
+  amct_sim::detail::DivImpl<T>(AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count);
 }
 template <typename T>
-__aicore__ inline void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Max, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl("Max", dst, src0, src1, count, amct_sim::detail::MaxOp{});
+  amct_sim::detail::BinaryImpl<T>("Max", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::MaxOp{});
 }
 template <typename T>
-__aicore__ inline void Min(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Min(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Min, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl("Min", dst, src0, src1, count, amct_sim::detail::MinOp{});
+  amct_sim::detail::BinaryImpl<T>("Min", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::MinOp{});
 }
 template <typename T>
-__aicore__ inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                            const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(And, T, amct_sim::detail::kLogicOk<T>);
-  amct_sim::detail::BinaryImpl("And", dst, src0, src1, count, amct_sim::detail::AndOp{});
+  amct_sim::detail::BinaryImpl<T>("And", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::AndOp{});
 }
 template <typename T>
-__aicore__ inline void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+__aicore__ AMCT_SIM_INLINE void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
                           const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Or, T, amct_sim::detail::kLogicOk<T>);
-  amct_sim::detail::BinaryImpl("Or", dst, src0, src1, count, amct_sim::detail::OrOp{});
+  amct_sim::detail::BinaryImpl<T>("Or", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::OrOp{});
 }
 
 // ---- tensor-scalar: dst = src op scalar (scalar exactly T, R5) ------------------------------
 template <typename T, bool isSetMask = true>
-__aicore__ inline void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+__aicore__ AMCT_SIM_INLINE void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                             const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Adds, T, amct_sim::detail::kAddsMaxsMinsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl("Adds", dst, src, count, [s](auto x) { return amct_sim::detail::AddOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Adds", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::AddOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
-__aicore__ inline void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+__aicore__ AMCT_SIM_INLINE void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                             const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Muls, T, amct_sim::detail::kMulsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl("Muls", dst, src, count, [s](auto x) { return amct_sim::detail::MulOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Muls", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::MulOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
-__aicore__ inline void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+__aicore__ AMCT_SIM_INLINE void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                             const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Maxs, T, amct_sim::detail::kAddsMaxsMinsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl("Maxs", dst, src, count, [s](auto x) { return amct_sim::detail::MaxOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Maxs", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::MaxOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
-__aicore__ inline void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+__aicore__ AMCT_SIM_INLINE void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                             const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Mins, T, amct_sim::detail::kAddsMaxsMinsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl("Mins", dst, src, count, [s](auto x) { return amct_sim::detail::MinOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Mins", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::MinOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
-__aicore__ inline void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+__aicore__ AMCT_SIM_INLINE void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                                  const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(ShiftLeft, T, amct_sim::detail::kShiftOk<T>);
   if constexpr (amct_sim::detail::kShiftOk<T>) {
     const int n = amct_sim::detail::CheckShift("ShiftLeft", scalarValue);
-    amct_sim::detail::UnaryImpl("ShiftLeft", dst, src, count,
+    amct_sim::detail::UnaryImpl<T>("ShiftLeft", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count,
                                 [n](T x) { return amct_sim::detail::ShiftLeftValue<T>(x, n); });
   }
 }
 template <typename T, bool isSetMask = true>
-__aicore__ inline void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
+__aicore__ AMCT_SIM_INLINE void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                                   const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(ShiftRight, T, amct_sim::detail::kShiftOk<T>);
   if constexpr (amct_sim::detail::kShiftOk<T>) {
     const int n = amct_sim::detail::CheckShift("ShiftRight", scalarValue);
-    amct_sim::detail::UnaryImpl("ShiftRight", dst, src, count,
+    amct_sim::detail::UnaryImpl<T>("ShiftRight", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count,
                                 [n](T x) { return amct_sim::detail::ShiftRightValue<T>(x, n); });
   }
 }
 
 // ---- unary ---------------------------------------------------------------------------------
 template <typename T>
-__aicore__ inline void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Abs, T, amct_sim::detail::kAbsOk<T>);
-  amct_sim::detail::UnaryImpl("Abs", dst, src, count, [](auto x) {
+  amct_sim::detail::UnaryImpl<T>("Abs", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](auto x) {
     using C = decltype(x);
     if constexpr (std::is_integral<C>::value) {
       return x < 0 ? static_cast<C>(~static_cast<amct_sim::detail::WideUnsigned<C>>(x) + 1) : x;
@@ -370,54 +368,54 @@ __aicore__ inline void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src,
   });
 }
 template <typename T>
-__aicore__ inline void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Exp, T, amct_sim::detail::kExpLnSqrtOk<T>);
-  amct_sim::detail::UnaryImpl("Exp", dst, src, count, [](float x) { return std::exp(x); });
+  amct_sim::detail::UnaryImpl<T>("Exp", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](float x) { return std::exp(x); });
 }
 template <typename T>
-__aicore__ inline void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Ln, T, amct_sim::detail::kExpLnSqrtOk<T>);
-  amct_sim::detail::UnaryImpl("Ln", dst, src, count, [](float x) { return std::log(x); });
+  amct_sim::detail::UnaryImpl<T>("Ln", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](float x) { return std::log(x); });
 }
 template <typename T>
-__aicore__ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Sqrt, T, amct_sim::detail::kExpLnSqrtOk<T>);
-  amct_sim::detail::UnaryImpl("Sqrt", dst, src, count, [](float x) { return std::sqrt(x); });
+  amct_sim::detail::UnaryImpl<T>("Sqrt", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](float x) { return std::sqrt(x); });
 }
 template <typename T>
-__aicore__ inline void Relu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Relu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Relu, T, amct_sim::detail::kReluOk<T>);
-  amct_sim::detail::UnaryImpl("Relu", dst, src, count, [](auto x) {
+  amct_sim::detail::UnaryImpl<T>("Relu", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](auto x) {
     using C = decltype(x);
     return x > C(0) ? x : C(0);
   });
 }
 template <typename T>
-__aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Not, T, amct_sim::detail::kNotOk<T>);
   if constexpr (std::is_integral<T>::value) {
-    amct_sim::detail::UnaryImpl("Not", dst, src, count, [](T x) { return static_cast<T>(~x); });
+    amct_sim::detail::UnaryImpl<T>("Not", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](T x) { return static_cast<T>(~x); });
   } else if constexpr (amct_sim::detail::kNotOk<T>) {  // 3510 half/float: bitwise on the pattern
     using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
-    amct_sim::detail::UnaryImpl("Not", dst.template ReinterpretCast<Bits>(), src.template ReinterpretCast<Bits>(),
-                                count, [](Bits x) { return static_cast<Bits>(~x); });
+    amct_sim::detail::UnaryImpl<Bits>("Not", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count,
+                                      [](Bits x) { return static_cast<Bits>(~x); });
   }
 }
 
 // ---- fill, index -----------------------------------------------------------------------------
 template <typename T>
-__aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
+__aicore__ AMCT_SIM_INLINE void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Duplicate, T, amct_sim::detail::kDuplicateOk<T>);
   const T v = scalarValue;
-  amct_sim::detail::FillImpl("Duplicate", dst, count, [v](int64_t) { return v; });
+  amct_sim::detail::FillImpl<T>("Duplicate", AMCT_SIM_OPND(dst, "dst"), count, [v](int64_t) { return v; });
 }
 
 template <typename T>
-__aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count) {
+__aicore__ AMCT_SIM_INLINE void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count) {
   AMCT_SIM_REQUIRE_DTYPE(CreateVecIndex, T, amct_sim::detail::kVecIndexOk<T>);
   using A = amct_sim::detail::Arith<T>;
   const auto first = A::Load(firstValue);
-  amct_sim::detail::FillImpl("CreateVecIndex", dst, count, [first](int64_t i) {
+  amct_sim::detail::FillImpl<T>("CreateVecIndex", AMCT_SIM_OPND(dst, "dst"), count, [first](int64_t i) {
     using C = std::remove_const_t<decltype(first)>;
     if constexpr (std::is_integral<C>::value) {
       return A::Store(amct_sim::detail::AddOp{}(first, static_cast<C>(i)));

@@ -546,9 +546,9 @@ void TestQueues() {
   using Q = TQue<TPosition::VECIN, 1>;
   ExpectError("que_alloc_none_idle", {"TQue::AllocTensor", "no idle buffer", "all 2 blocks"}, [&] {
     withQueues([](Q& a, Q&) {
-      LocalTensor<float> x = a.AllocTensor<float>();
-      LocalTensor<float> y = a.AllocTensor<float>();
-      LocalTensor<float> z = a.AllocTensor<float>();
+      a.AllocTensor<float>();
+      a.AllocTensor<float>();
+      a.AllocTensor<float>();
     });
   });
   ExpectError("que_enque_foreign", {"TQue::EnQue", "foreign"}, [&] {

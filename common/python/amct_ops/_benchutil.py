@@ -24,10 +24,12 @@ import time
 __all__ = [
     "Stats",
     "Timer",
+    "busy_warning",
     "format_bytes",
     "format_count",
     "format_float",
     "format_size",
+    "load_average",
     "machine_facts",
     "markdown_table",
     "measure",
@@ -166,7 +168,8 @@ def parse_sizes(values):
                 continue
             m = _SIZE_RE.match(part)
             if not m:
-                raise ValueError(f"invalid size {part!r}: expected an integer with an optional K, M or G suffix")
+                raise ValueError(
+                    f"invalid size {part!r}: expected an integer with an optional K, M or G suffix")
             n = float(m.group(1)) * _SIZE_MULT[m.group(2).lower()]
             if n != int(n) or n < 0:
                 raise ValueError(f"invalid size {part!r}: not a whole number of elements")
@@ -257,10 +260,10 @@ def markdown_table(columns, rows):
     for row in cells:
         for i, c in enumerate(row):
             widths[i] = max(widths[i], len(c))
-    numeric = [
-        all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in rows) if rows else False
-        for i in range(len(columns))
-    ]
+    def is_number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    numeric = [bool(rows) and all(is_number(row[i]) for row in rows) for i in range(len(columns))]
 
     def line(values, header=False):
         out = []
@@ -268,7 +271,8 @@ def markdown_table(columns, rows):
             out.append(v.rjust(widths[i]) if numeric[i] and not header else v.ljust(widths[i]))
         return "| " + " | ".join(out) + " |"
 
-    sep = "|" + "|".join(("-" * (w + 1) + ":") if numeric[i] else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"
+    rules = [("-" * (w + 1) + ":") if numeric[i] else ("-" * (w + 2)) for i, w in enumerate(widths)]
+    sep = "|" + "|".join(rules) + "|"
     return "\n".join([line([str(c) for c in columns], header=True), sep] + [line(r) for r in cells])
 
 
@@ -283,6 +287,22 @@ def _cpu_model():
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
+
+
+def load_average():
+    """The 1-minute load average, or None where the OS does not tell."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def busy_warning(load, nproc):
+    """A warning line when other work was running as the benchmark started, else ''."""
+    if load is None or not nproc or load < 0.5 * nproc:
+        return ""
+    return (f"warning: the machine was busy in the minute before the benchmark (load average {load} on "
+            f"{nproc} CPUs); work competing with torch's worker threads makes the numbers noisy.")
 
 
 def machine_facts():
@@ -302,4 +322,5 @@ def machine_facts():
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "torch": torch.__version__,
+        "load_average": load_average(),
     }

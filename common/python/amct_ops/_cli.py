@@ -17,15 +17,17 @@ Commands
          "environment": {...}, "results": [{...}, ...]}
 
     ``hardware_path_verified`` is true only when the device is an NPU and every case ran on it.
-    Exit 0 when every contract holds, 1 when one fails, 2 when the requested device or backend
-    is unavailable (then a JSON object ``{"error": ..., "requested_device": ...}`` is printed on
-    stderr, as its last line, with or without ``--json``).
+    Exit 0 when every contract holds, 1 when one fails (or when no case ran at all), 2 when the
+    requested device or backend is unavailable (then a JSON object
+    ``{"error": ..., "requested_device": ...}`` is printed on stderr, as its last line, with or
+    without ``--json``).
 
 ``bench [<pkg> [options]]``
     Without ``<pkg>``: lists the packages that have a benchmark. With it: runs
     ``amct_ops.<pkg>.bench`` and prints markdown tables plus the machine facts (``--json`` for
-    a JSON object). Common options: ``--repeat N``, ``--warmup N``, ``--quick``, ``--threads N``,
-    ``--device``, ``--json``; the package adds its own (e.g. ``--sizes``, ``--dtypes``).
+    a JSON object). Common options: ``--repeat N``, ``--warmup N``, ``--quick``, ``--stat``,
+    ``--threads N``, ``--device``, ``--json``; the package adds its own (e.g. ``--sizes``,
+    ``--dtypes``).
     Benchmarks are scripts: they never run inside the test suite.
 
 torch_npu is never imported when this module is imported; it is imported only when an NPU
@@ -66,7 +68,8 @@ Every name in ``amct_ops.OPERATOR_PACKAGES`` is a sub-package ``amct_ops.<pkg>``
     ``DESCRIPTION: str`` (one line, shown by ``python -m amct_ops bench``);
     optional ``add_arguments(parser)`` to add package options to the argparse parser (which
     already has the common ones above; ``args.device`` is a ``torch.device`` and ``args.sync``
-    a callable that waits for the device, or None on the CPU);
+    a callable that waits for the device, or None on the CPU; ``args.stat`` is "median" or "min",
+    the statistic to report);
     ``run(args) -> dict`` with::
 
         {"tables": [{"title": str, "columns": [str, ...], "rows": [[cell, ...], ...]}, ...],
@@ -220,7 +223,8 @@ def resolve_device(spec):
         raise DeviceUnavailable(f"amct_ops.npu_available() failed: {exc}") from None
     if not ok:
         raise DeviceUnavailable(
-            "the NPU backend is unavailable: this build's NPU libraries are not loaded or torch_npu sees no device"
+            "the NPU backend is unavailable: this build's NPU libraries are not loaded"
+            " or torch_npu sees no device"
             f" (build backend: {_build_info().get('backend', 'unknown')})"
         )
     count = int(torch.npu.device_count())
@@ -443,6 +447,14 @@ def _info_dict():
     packages = {}
     for pkg in _packages():
         packages[pkg] = {"ops": list(ops.get(pkg, [])), "libraries": list(libraries.get(pkg, []))}
+    sim = _sim_platform()
+    n_ops = sum(len(p["ops"]) for p in packages.values())
+    if sim is None:
+        cpu_ok, cpu_reason = False, "the kernel sim (libamct_common.so) is not loaded"
+    elif packages and not n_ops:
+        cpu_ok, cpu_reason = False, "no operator is registered"
+    else:
+        cpu_ok, cpu_reason = True, f"kernel sim (AscendC emulation on the host), {n_ops} op(s) registered"
     return {
         "version": _version(),
         "python": platform.python_version(),
@@ -451,10 +463,10 @@ def _info_dict():
                   ("version", "soc", "npu_arch", "backend", "torch_version", "compiler", "revision")},
         "packages": packages,
         "backends": {
-            "cpu": {"available": True, "reason": "kernel sim (AscendC emulation on the host)"},
+            "cpu": {"available": cpu_ok, "reason": cpu_reason},
             "npu": {"available": npu_ok, "reason": npu_reason},
         },
-        "sim_platform": _sim_platform(),
+        "sim_platform": sim,
         "torch_threads": torch.get_num_threads(),
     }
 
@@ -506,7 +518,8 @@ def _environment(device):
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
         "amct_ops": _version(),
-        "build": {k: info.get(k) for k in ("soc", "npu_arch", "backend", "torch_version", "compiler", "revision")},
+        "build": {k: info.get(k) for k in
+                  ("soc", "npu_arch", "backend", "torch_version", "compiler", "revision")},
         "device": str(device),
     }
     if device.type == "cpu":
@@ -571,19 +584,23 @@ def _run_selftests(device, packages):
 def _print_table(results, skipped, device):
     cols = ("op", "case", "dtype")
     widths = [max([len(c)] + [len(str(r.get(c, ""))) for r in results]) for c in cols]
+    widths[0] = max([widths[0]] + [len(pkg) for pkg in skipped])
     header = "  ".join(c.ljust(w) for c, w in zip(cols, widths)) + "  result  detail"
     print(header)
     print("-" * len(header))
     for r in results:
         status = "PASS" if r["passed"] else "FAIL"
-        print("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths)) + f"  {status:<6}  {r['detail']}")
+        key = "  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths))
+        print(f"{key}  {status:<6}  {r['detail']}")
     for pkg, reason in skipped.items():
         print("  ".join(s.ljust(w) for s, w in zip((pkg, "-", "-"), widths)) + f"  {'SKIP':<6}  {reason}")
     failed = sum(1 for r in results if not r["passed"])
     total = len(results)
     where = f"on {device}"
     skip = f"; {len(skipped)} package(s) skipped" if skipped else ""
-    if failed:
+    if not total:
+        print(f"selftest {where}: FAILED, no operator was tested{skip}")
+    elif failed:
         print(f"selftest {where}: FAILED, {failed} of {total} cases failed{skip}")
     else:
         print(f"selftest {where}: OK, all {total} cases passed{skip}")
@@ -609,7 +626,8 @@ def cmd_selftest(args):
     env["skipped"] = skipped
     verified = (device.type == "npu" and bool(results)
                 and all(str(r.get("device") or "").startswith("npu") for r in results))
-    failed = any(not r["passed"] for r in results)
+    # Nothing tested is not a pass: a build whose packages all lack a selftest proves nothing.
+    failed = not results or any(not r["passed"] for r in results)
     if args.json:
         print(json.dumps({
             "requested_device": requested,
@@ -619,7 +637,8 @@ def cmd_selftest(args):
         }, indent=1))
     else:
         b = env["build"]
-        print(f"amct_ops {env['amct_ops']} selftest on {device} (backend {b.get('backend')}, soc {b.get('soc')}, "
+        print(f"amct_ops {env['amct_ops']} selftest on {device} "
+              f"(backend {b.get('backend')}, soc {b.get('soc')}, "
               f"npu_arch {b.get('npu_arch')}; torch {env['torch']}, {env['torch_threads']} threads)")
         plat = env.get("platform", {})
         if plat.get("kind") == "kernel sim" and "aiv_cores" in plat:
@@ -658,10 +677,15 @@ def _bench_modules():
 def _bench_parser(pkg, mod):
     p = argparse.ArgumentParser(prog=f"python -m amct_ops bench {pkg}",
                                 description=getattr(mod, "DESCRIPTION", None))
-    p.add_argument("--repeat", type=int, default=None, help="timed samples per measurement (default 10; 3 with --quick)")
-    p.add_argument("--warmup", type=int, default=None, help="discarded calls before timing (default 2; 1 with --quick)")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed samples per measurement (default 10; 3 with --quick)")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="discarded calls before timing (default 2; 1 with --quick)")
     p.add_argument("--quick", action="store_true", help="a short run: fewer sizes and samples")
-    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's default)")
+    p.add_argument("--stat", choices=("median", "min"), default="median",
+                   help="per-call time reported (default median; min is steadier on a busy machine)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch.set_num_threads (default: torch's default)")
     p.add_argument("--device", default="cpu", help="cpu (default), npu or npu:N")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
     add = getattr(mod, "add_arguments", None)
@@ -710,11 +734,13 @@ def cmd_bench(args):
     except DeviceUnavailable as exc:
         return _report_unavailable("bench", requested, str(exc), bargs.json)
     bargs.sync = _device_sync(bargs.device)
+    load_before = _benchutil.load_average()
     try:
         out = mod.run(bargs) or {}
     except BenchUnavailable as exc:
         return _report_unavailable("bench", requested, str(exc), bargs.json)
     facts = _benchutil.machine_facts()
+    facts["load_average_before"] = load_before
     facts["amct_ops"] = _version()
     info = _build_info()
     facts["backend"] = info.get("backend")
@@ -733,6 +759,10 @@ def cmd_bench(args):
           f"torch threads {facts['torch_threads']}; python {facts['python']}, torch {facts['torch']}; "
           f"amct_ops backend {facts['backend']}, soc {facts['soc']}, device {facts['device']}"
           + (f"; sim {sim['aiv_cores']} AIV cores, {sim['ub_bytes']} B UB" if sim else ""))
+    busy = _benchutil.busy_warning(load_before, facts["nproc"])
+    if busy:
+        print()
+        print(busy)
     for table in out.get("tables", []):
         print()
         if table.get("title"):

@@ -10,7 +10,8 @@ the samples interleaved:
 * torch ``y8.to(x.dtype)``             y8 a float8_e4m3fn tensor   (3 bytes per element)
 * torch ``x.clone()``                  a memory-bound copy         (4 bytes per element)
 
-Times are the median per call over ``--repeat`` samples after ``--warmup`` calls; GB/s counts
+Times are the median (or, with ``--stat min``, the minimum) per call over ``--repeat`` samples
+after ``--warmup`` calls; GB/s counts
 input + output bytes (1 GB = 1e9 B). Ratios: encode speed / torch dtype->fp8 speed, and decode
 speed / torch fp8->dtype speed. The bars this project sets (at 16M elements, bf16, default
 threads): encode >= 1.0x, decode >= 3.0x.
@@ -97,6 +98,7 @@ def run(args):
     if not hasattr(torch, "float8_e4m3fn"):
         raise BenchUnavailable(f"torch {torch.__version__} has no float8_e4m3fn baseline")
     device, sync = args.device, args.sync
+    stat = getattr(args, "stat", "median")
     min_sample = 0.0005 if args.quick else 0.002
 
     results = []
@@ -120,12 +122,14 @@ def run(args):
                                     min_sample_s=min_sample, sync=sync)
             for name, st in stats.items():
                 nbytes = KERNELS[name][1](es) * n
-                melem, gbs = bu.throughput(n, nbytes, st.median)
+                seconds = getattr(st, stat)
+                melem, gbs = bu.throughput(n, nbytes, seconds)
                 results.append({"dtype": _dtype_label(dtype), "elements": n, "kernel": name, "bytes": nbytes,
-                                "melem_per_s": melem, "gb_per_s": gbs, **st.as_dict()})
+                                "time_s": seconds, "stat": stat, "melem_per_s": melem, "gb_per_s": gbs,
+                                **st.as_dict()})
             del x, codes, y8, fns, usable
 
-    return {"tables": _tables(results, dtypes, sizes), "notes": _notes(results, args),
+    return {"tables": _tables(results, dtypes, sizes, stat), "notes": _notes(results, args),
             "results": results}
 
 
@@ -134,17 +138,17 @@ def _dtype_label(dtype):
 
 
 def _lookup(results):
-    return {(r["dtype"], r["elements"], r["kernel"]): r for r in results if "median_s" in r}
+    return {(r["dtype"], r["elements"], r["kernel"]): r for r in results if "time_s" in r}
 
 
 def _ratio(table, dt, n, ours, theirs):
     a, b = table.get((dt, n, ours)), table.get((dt, n, theirs))
     if a is None or b is None:
         return None
-    return b["median_s"] / a["median_s"]
+    return b["time_s"] / a["time_s"]
 
 
-def _tables(results, dtypes, sizes):
+def _tables(results, dtypes, sizes, stat):
     t = _lookup(results)
     ops_rows, base_rows = [], []
     for dtype in dtypes:
@@ -153,18 +157,18 @@ def _tables(results, dtypes, sizes):
             row = [dt, bu.format_size(n)]
             for k in ("encode", "decode", "fake_quant"):
                 r = t.get((dt, n, k))
-                row += [r["median_s"] * 1e3, r["melem_per_s"], r["gb_per_s"]] if r else ["n/a"] * 3
+                row += [r["time_s"] * 1e3, r["melem_per_s"], r["gb_per_s"]] if r else ["n/a"] * 3
             ops_rows.append(row)
             row = [dt, bu.format_size(n)]
             for k in ("torch_to_fp8", "torch_from_fp8", "clone"):
                 r = t.get((dt, n, k))
-                row += [r["median_s"] * 1e3, r["gb_per_s"]] if r else ["n/a"] * 2
+                row += [r["time_s"] * 1e3, r["gb_per_s"]] if r else ["n/a"] * 2
             for ours, theirs in (("encode", "torch_to_fp8"), ("decode", "torch_from_fp8")):
                 ratio = _ratio(t, dt, n, ours, theirs)
                 row.append(f"{ratio:.2f}x" if ratio is not None else "n/a")
             base_rows.append(row)
     return [
-        {"title": "hifloat8_cast operators (median ms per call, Melem/s, GB/s of input+output)",
+        {"title": f"hifloat8_cast operators ({stat} ms per call, Melem/s, GB/s of input+output)",
          "columns": ["dtype", "elements", "encode ms", "Melem/s", "GB/s", "decode ms", "Melem/s", "GB/s",
                      "fake-quant ms", "Melem/s", "GB/s"],
          "rows": ops_rows},
@@ -177,7 +181,9 @@ def _tables(results, dtypes, sizes):
 
 def _notes(results, args):
     t = _lookup(results)
-    notes = [f"timing: median of {args.repeat} samples after {args.warmup} warm-up call(s), samples of the six "
+    notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} "
+             "warm-up call(s), "
+             "samples of the six "
              "kernels interleaved; GB/s = (input + output bytes) / time, 1 GB = 1e9 B; ratio = speed of "
              "ours / speed of torch's cast (> 1 means faster)."]
     notes.append("")

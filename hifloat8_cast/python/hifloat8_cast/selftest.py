@@ -215,7 +215,8 @@ def _encode_cases(device, dtype):
     rows = []
 
     def case(name, inp, view=None, golden=None, f=fn):
-        rows.append(check_case(op, name, f, inp, reference, device, U8, dtype=label, view=view, golden=golden))
+        rows.append(check_case(op, name, f, inp, reference, device, U8, dtype=label, view=view,
+                               golden=golden))
 
     case("zeros", from_bits([0x0000, 0x8000] * 4, dtype).reshape(2, 4))
     case("signed values", torch.tensor(SIGNED, dtype=torch.float64).to(dtype))
@@ -237,7 +238,8 @@ def _encode_cases(device, dtype):
     case("requires_grad input", _random_values((1000,), dtype, offset=3), f=no_grad_out)
     for name, base, view in _layout_cases(lambda shape, off: _random_values(shape, dtype, offset=off)):
         case(name, base, view=view)
-    rows += _cpu_independence(device, op, fn, _random_values((300007,), dtype, offset=21), reference, U8, label)
+    rows += _cpu_independence(device, op, fn, _random_values((300007,), dtype, offset=21), reference, U8,
+                              label)
     return rows
 
 
@@ -334,7 +336,8 @@ def _fake_quant_cases(device, dtype):
     rows = []
 
     def case(name, inp, view=None, golden=None):
-        rows.append(check_case(op, name, fn, inp, reference, device, dtype, dtype=label, view=view, golden=golden))
+        rows.append(check_case(op, name, fn, inp, reference, device, dtype, dtype=label, view=view,
+                               golden=golden))
 
     case("zeros", from_bits([0, 1 << (BITS_WIDTH[dtype] - 1)] * 4, dtype).reshape(2, 4))
     case("signed values", torch.tensor(SIGNED, dtype=torch.float64).to(dtype))
