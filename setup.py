@@ -46,7 +46,8 @@ next_minor = f"{major_minor.split('.')[0]}.{int(major_minor.split('.')[1]) + 1}"
 setup(
     packages=find_packages(where="staging"),
     package_dir={"": "staging"},
-    package_data={"": ["*.so"]},
+    # amct_ops/lib/ (the shared runtime) is a data directory, not a package.
+    package_data={"": ["*.so"], "amct_ops": ["lib/*.so"]},
     include_package_data=False,
     install_requires=[f"torch=={torch_release}"],
     extras_require={"npu": [f"torch_npu>={torch_release},<{next_minor}"]},

@@ -108,12 +108,12 @@ def _round_int_even(n, rem_twice, unit_twice):
     return n
 
 
-def round_even(v, fmt):
+def round_even(v, fmt, overflow_to_inf=False):
     """Round the exact non-negative value ``v`` (a float64) to ``fmt``, ties to even.
 
     The quantum is 2^(E - p + 1) for a normal result of exponent E and 2^(emin - p + 1) below
-    the normal range (the subnormal grid). Values above the largest finite value are not
-    expected here and raise.
+    the normal range (the subnormal grid). A result above the largest finite value is +inf
+    with ``overflow_to_inf`` (IEEE RNE overflow); otherwise it is unexpected and raises.
     """
     if v < 0 or math.isnan(v) or math.isinf(v):
         raise ValueError(f"round_even needs a finite v >= 0, got {v!r}")
@@ -127,6 +127,8 @@ def round_even(v, fmt):
     n = _round_int_even(n, 2 * rem, 1.0)
     out = math.ldexp(float(n), quantum_exp)
     if out > fmt.max_finite:
+        if overflow_to_inf:
+            return math.inf
         raise OverflowError(f"{v!r} overflows {fmt.name}")
     return out
 
@@ -329,7 +331,7 @@ def unpack_block(scale4, value32, dtype="float32"):
         v = S * 2.0 ** (l2 + l3) * (c / 4.0)               # exact fp32 value (A4)
         if round_even(v, FP32) != v:
             raise AssertionError("an unpacked value is not exact in fp32")
-        v = round_even(v, fmt)                             # the dtype cast, RNE
+        v = round_even(v, fmt, overflow_to_inf=True)       # the dtype cast, RNE (fp16 may overflow)
         out.append(encode_bits(-v if nib & 8 else v, fmt))
     return out
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -76,11 +77,8 @@ bool ExpectOk(const std::string& name, F f) {
   return true;
 }
 
-// One-block launch of `body` (a kernel body).
-template <class F>
-void Run1(F body) {
-  amct_sim::Launch("test_kernel", 1, body);
-}
+// One-block launch of `body` (a kernel body); type-erased so that Launch is instantiated once.
+inline void Run1(const std::function<void()>& body) { amct_sim::Launch("test_kernel", 1, body); }
 
 inline uint32_t FloatBits(float f) {
   uint32_t u;

@@ -183,7 +183,9 @@ def _quantise_blocks(x32):
 def _to_blocks(x_last):
     """A2.0: widen exactly to fp32 and split the last dim n into (n/64, 8, 2, 4)."""
     n = x_last.shape[-1]
-    x32 = x_last.to(_F32)               # exact for fp16, bf16 (subnormals included) and fp32
+    # Exact for fp16, bf16 (subnormals included) and fp32; contiguous, so that every result
+    # derived from it is contiguous too (C1: outputs are contiguous for any input strides).
+    x32 = x_last.to(_F32).contiguous()
     return x32.reshape(*x_last.shape[:-1], n // BLOCK, GROUPS, SUBGROUPS, SUBGROUP_SIZE)
 
 
@@ -338,4 +340,4 @@ def hifloat4_unpack_ref(scale, value, dtype=None):
     nan = torch.tensor(NAN_BITS_32, dtype=_I32, device=scale.device).view(_F32)
     out = torch.where((b0 == POISON_BYTE)[..., None, None, None], nan, out)
     # C4: the fp32 values cast with RNE to the requested dtype.
-    return out.reshape(lead + (BLOCK * g,)).to(dtype)
+    return out.reshape(lead + (BLOCK * g,)).to(dtype).contiguous()
