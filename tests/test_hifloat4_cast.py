@@ -976,17 +976,17 @@ class TestD10OpCheck(Base):
         rv = torch.from_numpy(rng.integers(0, 256, (4, 96), dtype=np.uint8))
         return {
             torch.ops.amct.hifloat4_fake_quant.default: [
-                (w, -1), (w.half(), 1), (w.bfloat16(), -1), (w.t(), 0), (w3, 1),
-                (w.clone().requires_grad_(), -1), (w.bfloat16().t().requires_grad_(), 0),
+                (w.half(), 1), (w3, 1), (w.clone().requires_grad_(), -1),
+                (w.bfloat16().t().requires_grad_(), 0),
                 (torch.tensor([1e30, -0.0, 1e-40, 3.0] * 16), 0),
             ],
             torch.ops.amct.hifloat4_pack.default: [
-                (w,), (w.half(),), (w.bfloat16(),), (w3.transpose(1, 2),),
+                (w.bfloat16(),), (w3.transpose(1, 2),),
                 (torch.tensor([1e30, -0.0, 1e-40, 3.0] * 16),),
             ],
             torch.ops.amct.hifloat4_unpack.default: [
-                (scale, value), (scale, value, F16), (scale, value, BF16), (scale, value, F32),
-                (rs, rv), (rs, rv, BF16), (rs.transpose(0, 1).contiguous().transpose(0, 1), rv),
+                (scale, value), (scale, value, F16), (rs, rv, BF16),
+                (rs.transpose(0, 1).contiguous().transpose(0, 1), rv),
             ],
         }
 

@@ -10,8 +10,8 @@ FIELDS = ("blockNum", "castMode", "totalLength", "numPerCore", "tailNumLastCore"
           "encLutBytes", "decLutBytes")
 ENCODE_FP16, ENCODE_BF16, DECODE_FP16, DECODE_BF16, DECODE_FP32, FQ_FP16, FQ_BF16, FQ_FP32 = range(8)
 # (input bytes, output bytes, LUT bytes) per mode, from the kernel's buffer layout.
-LAYOUT = {0: (2, 1, 32768), 1: (2, 1, 32768), 2: (1, 2, 512), 3: (1, 2, 512), 4: (1, 4, 1024),
-          5: (2, 2, 33280), 6: (2, 2, 33280), 7: (4, 4, 0)}
+LAYOUT = {0: (2, 1, 32768), 1: (2, 1, 8192), 2: (1, 2, 512), 3: (1, 2, 512), 4: (1, 4, 1024),
+          5: (2, 2, 33280), 6: (2, 2, 8704), 7: (4, 4, 0)}
 ARCH = amct_ops.build_info()["npu_arch"]
 
 
@@ -33,7 +33,8 @@ class WorkedExamplesTest(unittest.TestCase):
 
     def test_tile_sizes_at_a_forced_40kb_ub(self):
         with _sim.sim_platform(40, 40 * 1024):
-            self.assertEqual(tiling(ENCODE_BF16, 1 << 24)["tileLength"], 2720)
+            self.assertEqual(tiling(ENCODE_FP16, 1 << 24)["tileLength"], 2720)  # upstream 32 KB table
+            self.assertEqual(tiling(ENCODE_BF16, 1 << 24)["tileLength"], 10912)  # (40960 - 8192) // 3, to 32
             self.assertEqual(tiling(DECODE_FP16, 1 << 24)["tileLength"], 13472)
 
     def test_core_count_policy_with_40_cores(self):

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import unittest
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM_DIR = ROOT / "common" / "ascendc_sim"
@@ -52,7 +53,7 @@ def _clean_env(extra=None):
 
 
 def _run_compiler(cmd, what):
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     if proc.returncode != 0:
         raise AssertionError(f"compiling {what} failed:\n{' '.join(cmd)}\n{proc.stderr[-6000:]}")
 
@@ -64,15 +65,36 @@ def _state_object(arch):
         lock = _builds.setdefault(("state-lock", arch), threading.Lock())
     with lock:
         if not out.exists():
-            _run_compiler([CXX, "-O1", "-c", *BASE_FLAGS, *WARN_FLAGS, f"-D__NPU_ARCH__={arch}",
-                           str(SIM_DIR / "amct_sim_state.cpp"), "-o", str(out)], f"amct_sim_state.cpp for {arch}")
+            _run_compiler(
+                [
+                    CXX,
+                    "-O1",
+                    "-c",
+                    *BASE_FLAGS,
+                    *WARN_FLAGS,
+                    f"-D__NPU_ARCH__={arch}",
+                    str(SIM_DIR / "amct_sim_state.cpp"),
+                    "-o",
+                    str(out),
+                ],
+                f"amct_sim_state.cpp for {arch}",
+            )
     return out
 
 
 def _compile(name, arch, opt):
     out = _work_dir() / f"{name}_{arch}{opt}"
-    cmd = [CXX, opt, *BASE_FLAGS, *WARN_FLAGS, f"-D__NPU_ARCH__={arch}", str(SRC_DIR / f"{name}.cpp"),
-           str(_state_object(arch)), "-o", str(out)]
+    cmd = [
+        CXX,
+        opt,
+        *BASE_FLAGS,
+        *WARN_FLAGS,
+        f"-D__NPU_ARCH__={arch}",
+        str(SRC_DIR / f"{name}.cpp"),
+        str(_state_object(arch)),
+        "-o",
+        str(out),
+    ]
     _run_compiler(cmd, f"{name} for {arch}")
     return out
 
@@ -94,9 +116,9 @@ def _prebuild():
 
 
 def run_program(path, *args, env=None):
-    proc = subprocess.run([str(path), *args], capture_output=True, text=True, timeout=TIMEOUT,
-                          env=_clean_env(env))
-    return proc
+    return subprocess.run(
+        [str(path), *args], capture_output=True, text=True, timeout=TIMEOUT, env=_clean_env(env), check=False
+    )
 
 
 def parse(stdout):
@@ -153,13 +175,27 @@ class SimGuardsTest(_ProgramTest):
         self.assertProgramClean()
 
     def test_ub_guards(self):
-        self.assertChecks([
-            "ub_over_limit", "ub_exactly_at_limit", "ub_override_shrinks_limit", "ub_override_allows_up_to_limit",
-            "ub_more_than_64_buffers", "ub_64_buffers_ok", "ub_more_than_8_tque_blocks_per_position",
-            "ub_8_tque_blocks_per_position_ok", "ub_two_live_tpipes", "ub_sequential_tpipes_ok",
-            "ub_initbuffer_twice_tque", "ub_initbuffer_twice_tbuf", "ub_initbuffer_len_zero",
-            "ub_initbuffer_num_zero", "ub_layout_bump_allocated_rounded_to_32", "ub_tpipe_outside_launch",
-            "ub_getblockidx_outside_launch"])
+        self.assertChecks(
+            [
+                "ub_over_limit",
+                "ub_exactly_at_limit",
+                "ub_override_shrinks_limit",
+                "ub_override_allows_up_to_limit",
+                "ub_more_than_64_buffers",
+                "ub_64_buffers_ok",
+                "ub_more_than_8_tque_blocks_per_position",
+                "ub_8_tque_blocks_per_position_ok",
+                "ub_two_live_tpipes",
+                "ub_sequential_tpipes_ok",
+                "ub_initbuffer_twice_tque",
+                "ub_initbuffer_twice_tbuf",
+                "ub_initbuffer_len_zero",
+                "ub_initbuffer_num_zero",
+                "ub_layout_bump_allocated_rounded_to_32",
+                "ub_tpipe_outside_launch",
+                "ub_getblockidx_outside_launch",
+            ]
+        )
 
     def test_select_184kb_budget(self):
         self.assertChecks(["select_budget_up_to_184KB_ok"])
@@ -167,77 +203,191 @@ class SimGuardsTest(_ProgramTest):
         self.assertChecks(["select_budget_3510_no_scratch"], arches=(3510,))
 
     def test_alignment_guards(self):
-        self.assertChecks(["align_ub_operand_not_32B", "align_ub_operand_32B_view_ok", "align_datacopy_gm_address",
-                           "align_datacopypad_gm_address_free", "align_getwithoffset_offset"])
+        self.assertChecks(
+            [
+                "align_ub_operand_not_32B",
+                "align_ub_operand_32B_view_ok",
+                "align_datacopy_gm_address",
+                "align_datacopypad_gm_address_free",
+                "align_getwithoffset_offset",
+            ]
+        )
 
     def test_bounds_guards(self):
-        self.assertChecks([
-            "bounds_count_beyond_view", "bounds_count_beyond_shrunk_view", "bounds_getvalue_index",
-            "bounds_setvalue_index", "bounds_subscript_past_end", "bounds_setsize_growth", "bounds_tbuf_get_len",
-            "bounds_tbuf_getwithoffset_size", "bounds_gm_outside_regions", "bounds_gm_past_region_end",
-            "bounds_gm_setglobalbuffer_extent", "bounds_gm_inside_extent_ok", "bounds_gm_write_read_only",
-            "bounds_gm_getvalue_outside_region", "bounds_gm_getvalue_extent", "bounds_gm_getvalue_ok",
-            "bounds_no_gm_scope", "gm_scope_nesting_pops"])
+        self.assertChecks(
+            [
+                "bounds_count_beyond_view",
+                "bounds_count_beyond_shrunk_view",
+                "bounds_getvalue_index",
+                "bounds_setvalue_index",
+                "bounds_subscript_past_end",
+                "bounds_setsize_growth",
+                "bounds_tbuf_get_len",
+                "bounds_tbuf_getwithoffset_size",
+                "bounds_gm_outside_regions",
+                "bounds_gm_past_region_end",
+                "bounds_gm_setglobalbuffer_extent",
+                "bounds_gm_inside_extent_ok",
+                "bounds_gm_write_read_only",
+                "bounds_gm_getvalue_outside_region",
+                "bounds_gm_getvalue_extent",
+                "bounds_gm_getvalue_ok",
+                "bounds_no_gm_scope",
+                "gm_scope_nesting_pops",
+            ]
+        )
 
     def test_parameter_guards(self):
-        self.assertChecks([
-            "param_count_zero_vector", "param_count_negative_vector", "param_count_zero_datacopy",
-            "param_datacopy_bytes_not_32", "param_compare_bytes_not_256", "param_compares_bytes_not_256",
-            "param_blockcount_range", "param_datacopy_params_blockcount_range", "param_blocklen_range",
-            "param_blocklen_multiple_of_sizeof", "param_pads_over_32B", "param_pads_32B_ok",
-            "param_dma_ub_side_bounds", "param_cast_mode_unlisted", "param_cast_mode_odd_not_for_int32",
-            "param_cast_mode_unknown", "param_cast_mode_odd_for_half_ok", "param_partial_overlap",
-            "param_partial_overlap_cast", "param_full_alias_ok", "param_shift_amount_negative",
-            "param_compare_int32_eq_ok", "param_select_mode", "param_select_scalar_mode"])
-        self.assertChecks(["param_shift_amount_over_width_2201", "param_compare_int32_eq_only_2201"],
-                          arches=(2201,))
-        self.assertChecks(["param_shift_amount_over_width_3510", "param_div_int_by_zero_3510"], arches=(3510,))
+        self.assertChecks(
+            [
+                "param_count_zero_vector",
+                "param_count_negative_vector",
+                "param_count_zero_datacopy",
+                "param_datacopy_bytes_not_32",
+                "param_compare_bytes_not_256",
+                "param_compares_bytes_not_256",
+                "param_blockcount_range",
+                "param_datacopy_params_blockcount_range",
+                "param_blocklen_range",
+                "param_blocklen_multiple_of_sizeof",
+                "param_pads_over_32B",
+                "param_pads_32B_ok",
+                "param_dma_ub_side_bounds",
+                "param_cast_mode_unlisted",
+                "param_cast_mode_odd_not_for_int32",
+                "param_cast_mode_unknown",
+                "param_cast_mode_odd_for_half_ok",
+                "param_partial_overlap",
+                "param_partial_overlap_cast",
+                "param_full_alias_ok",
+                "param_shift_amount_negative",
+                "param_compare_int32_eq_ok",
+                "param_select_mode",
+                "param_select_scalar_mode",
+            ]
+        )
+        self.assertChecks(
+            ["param_shift_amount_over_width_2201", "param_compare_int32_eq_only_2201"], arches=(2201,)
+        )
+        self.assertChecks(
+            ["param_shift_amount_over_width_3510", "param_div_int_by_zero_3510"], arches=(3510,)
+        )
 
     def test_queue_guards(self):
-        self.assertChecks([
-            "que_alloc_none_idle", "que_enque_foreign", "que_enque_tbuf_tensor_foreign", "que_enque_queued",
-            "que_enque_freed", "que_enque_beyond_depth", "que_deque_empty", "que_free_foreign", "que_free_queued",
-            "que_free_freed", "que_stale_tensor_vector", "que_stale_tensor_dma", "que_stale_tensor_after_tpipe",
-            "que_blocks_held_at_exit", "que_blocks_queued_at_exit", "que_uninitialised_tensor",
-            "que_before_initbuffer", "que_state_queries"])
+        self.assertChecks(
+            [
+                "que_alloc_none_idle",
+                "que_enque_foreign",
+                "que_enque_tbuf_tensor_foreign",
+                "que_enque_queued",
+                "que_enque_freed",
+                "que_enque_beyond_depth",
+                "que_deque_empty",
+                "que_free_foreign",
+                "que_free_queued",
+                "que_free_freed",
+                "que_stale_tensor_vector",
+                "que_stale_tensor_dma",
+                "que_stale_tensor_after_tpipe",
+                "que_blocks_held_at_exit",
+                "que_blocks_queued_at_exit",
+                "que_uninitialised_tensor",
+                "que_before_initbuffer",
+                "que_state_queries",
+            ]
+        )
 
     def test_flag_guards(self):
-        self.assertChecks([
-            "flag_wait_without_set", "flag_set_twice", "flag_id_out_of_range", "flag_id_negative",
-            "flag_non_vector_event", "flag_fetch_non_vector_event", "flag_pending_at_exit", "flag_set_wait_pairs",
-            "flag_alloc_event_exhausted", "flag_release_unallocated", "flag_alloc_release_fetch",
-            "flag_pipebarrier_s", "flag_pipebarrier_cube_pipe", "flag_gettpipeptr_without_pipe"])
+        self.assertChecks(
+            [
+                "flag_wait_without_set",
+                "flag_set_twice",
+                "flag_id_out_of_range",
+                "flag_id_negative",
+                "flag_non_vector_event",
+                "flag_fetch_non_vector_event",
+                "flag_pending_at_exit",
+                "flag_set_wait_pairs",
+                "flag_alloc_event_exhausted",
+                "flag_release_unallocated",
+                "flag_alloc_release_fetch",
+                "flag_pipebarrier_s",
+                "flag_pipebarrier_cube_pipe",
+                "flag_gettpipeptr_without_pipe",
+            ]
+        )
 
     def test_sync_hazard_model(self):
-        self.assertChecks([
-            "sync_tbuf_dma_to_v_without_flag", "sync_tbuf_dma_to_v_with_mte2_v_flag",
-            "sync_tbuf_dma_then_wait_mte2_s_orders_all", "sync_tbuf_dma_pipe_barrier_all",
-            "sync_flag_waited_too_late", "sync_v_to_mte3_without_flag", "sync_mte3_to_v_reuse_without_flag",
-            "sync_tbuf_store_with_flags", "sync_v_to_mte2_reuse_without_flag", "sync_v_to_mte2_reuse_with_flag",
-            "sync_overlapping_mte2_writes_need_barrier", "sync_overlapping_mte2_writes_with_barrier",
-            "sync_gm_mte3_to_mte2_without_flag", "sync_gm_mte3_to_mte2_with_flag", "sync_check_disabled_by_env",
-            "sync_scalar_access_needs_no_flags"])
+        self.assertChecks(
+            [
+                "sync_tbuf_dma_to_v_without_flag",
+                "sync_tbuf_dma_to_v_with_mte2_v_flag",
+                "sync_tbuf_dma_then_wait_mte2_s_orders_all",
+                "sync_tbuf_dma_pipe_barrier_all",
+                "sync_flag_waited_too_late",
+                "sync_v_to_mte3_without_flag",
+                "sync_mte3_to_v_reuse_without_flag",
+                "sync_tbuf_store_with_flags",
+                "sync_v_to_mte2_reuse_without_flag",
+                "sync_v_to_mte2_reuse_with_flag",
+                "sync_overlapping_mte2_writes_need_barrier",
+                "sync_overlapping_mte2_writes_with_barrier",
+                "sync_gm_mte3_to_mte2_without_flag",
+                "sync_gm_mte3_to_mte2_with_flag",
+                "sync_check_disabled_by_env",
+                "sync_scalar_access_needs_no_flags",
+            ]
+        )
 
     def test_tque_pipeline_passes_hazard_model(self):
-        self.assertChecks([
-            "pipeline_tque_copyin_compute_copyout_buffers_1", "pipeline_tque_copyin_compute_copyout_buffers_1_values",
-            "pipeline_tque_copyin_compute_copyout_buffers_2", "pipeline_tque_copyin_compute_copyout_buffers_2_values"])
+        self.assertChecks(
+            [
+                "pipeline_tque_copyin_compute_copyout_buffers_1",
+                "pipeline_tque_copyin_compute_copyout_buffers_1_values",
+                "pipeline_tque_copyin_compute_copyout_buffers_2",
+                "pipeline_tque_copyin_compute_copyout_buffers_2_values",
+            ]
+        )
 
     def test_datacopy_semantics(self):
-        self.assertChecks([
-            "dcp_spec_example_3x47_pitch64", "dcp_spec_example_ub_layout", "dcp_spec_example_back_to_gm_pitch64",
-            "dcp_left_right_pads_half", "dcp_left_right_pads_layout", "dcp_dummy_first_element",
-            "dcp_dummy_repeats_first_element", "dcp_pad_without_ispad_is_undefined_poison",
-            "dcp_ub_to_gm_partial_blocks", "dcp_ub_to_gm_exact_bytes_and_nops", "dc_params_gaps_and_ub_to_ub",
-            "dc_params_gaps_layout", "dc_gm_to_veccalc_rejected"])
+        self.assertChecks(
+            [
+                "dcp_spec_example_3x47_pitch64",
+                "dcp_spec_example_ub_layout",
+                "dcp_spec_example_back_to_gm_pitch64",
+                "dcp_left_right_pads_half",
+                "dcp_left_right_pads_layout",
+                "dcp_dummy_first_element",
+                "dcp_dummy_repeats_first_element",
+                "dcp_pad_without_ispad_is_undefined_poison",
+                "dcp_ub_to_gm_partial_blocks",
+                "dcp_ub_to_gm_exact_bytes_and_nops",
+                "dc_params_gaps_and_ub_to_ub",
+                "dc_params_gaps_layout",
+                "dc_gm_to_veccalc_rejected",
+            ]
+        )
 
     def test_vector_ops(self):
-        self.assertChecks(["vec_binary_float", "vec_binary_int16_wraps", "vec_binary_half_in_float_rne",
-                           "vec_scalar_unary_logic_fill_index"])
+        self.assertChecks(
+            [
+                "vec_binary_float",
+                "vec_binary_int16_wraps",
+                "vec_binary_half_in_float_rne",
+                "vec_scalar_unary_logic_fill_index",
+            ]
+        )
 
     def test_compare_select(self):
-        self.assertChecks(["compare_select_run", "compare_bit_order_lsb_first", "compare_bit_order_byte0",
-                           "select_mode2_and_mode1", "select_half_uint32_mask"])
+        self.assertChecks(
+            [
+                "compare_select_run",
+                "compare_bit_order_lsb_first",
+                "compare_bit_order_byte0",
+                "select_mode2_and_mode1",
+                "select_half_uint32_mask",
+            ]
+        )
 
 
 class SimLaunchTest(_ProgramTest):
@@ -249,83 +399,252 @@ class SimLaunchTest(_ProgramTest):
         self.assertProgramClean()
 
     def test_serial_shuffled_equals_parallel(self):
-        self.assertChecks([
-            "launch_parallel", "launch_parallel_values", "launch_serial_shuffled", "launch_serial_equals_parallel",
-            "launch_one_thread", "launch_one_thread_equals_parallel", "launch_serial_runs_every_block_once",
-            "launch_serial_order_is_shuffled", "launch_serial_order_reproducible",
-            "launch_serial_seed_changes_order"])
+        self.assertChecks(
+            [
+                "launch_parallel",
+                "launch_parallel_values",
+                "launch_serial_shuffled",
+                "launch_serial_equals_parallel",
+                "launch_one_thread",
+                "launch_one_thread_equals_parallel",
+                "launch_serial_runs_every_block_once",
+                "launch_serial_order_is_shuffled",
+                "launch_serial_order_reproducible",
+                "launch_serial_seed_changes_order",
+            ]
+        )
         for arch in ARCHES:
             proc = self.results[arch][0]
-            self.assertIn("AMCT_SIM_SERIAL=1: blocks run one at a time in an order shuffled with AMCT_SIM_SEED=",
-                          proc.stderr)
+            self.assertIn(
+                "AMCT_SIM_SERIAL=1: blocks run one at a time in an order shuffled with AMCT_SIM_SEED=",
+                proc.stderr,
+            )
             self.assertEqual(proc.stderr.count("AMCT_SIM_SEED="), 1, "the seed is logged once per process")
 
     def test_block_context_and_poison(self):
-        self.assertChecks([
-            "launch_block_idx_num", "launch_block_idx_num_values", "launch_poison_default",
-            "launch_poison_default_0xFF", "launch_poison_env", "launch_poison_env_value",
-            "launch_poison_env_invalid", "launch_threads_env_invalid"])
+        self.assertChecks(
+            [
+                "launch_block_idx_num",
+                "launch_block_idx_num_values",
+                "launch_poison_default",
+                "launch_poison_default_0xFF",
+                "launch_poison_env",
+                "launch_poison_env_value",
+                "launch_poison_env_invalid",
+                "launch_threads_env_invalid",
+            ]
+        )
 
     def test_launch_errors(self):
-        self.assertChecks([
-            "launch_worker_exception_rethrown", "launch_first_error_lowest_block", "launch_nested_rejected",
-            "launch_blockdim_zero", "launch_blockdim_over_cores", "launch_blockdim_at_cores",
-            "launch_counter_counts_calls"])
+        self.assertChecks(
+            [
+                "launch_worker_exception_rethrown",
+                "launch_first_error_lowest_block",
+                "launch_nested_rejected",
+                "launch_blockdim_zero",
+                "launch_blockdim_over_cores",
+                "launch_blockdim_at_cores",
+                "launch_counter_counts_calls",
+            ]
+        )
 
     def test_races(self):
-        self.assertChecks([
-            "race_disjoint_adjacent_ok", "race_two_blocks_write_one_byte", "race_read_of_other_blocks_write",
-            "race_read_own_write_region_ok", "race_check_disabled_by_env", "race_getvalue_on_written_gm",
-            "race_getvalue_on_input_ok", "race_interleaved_strided_rows_ok", "race_interleaved_strided_rows_values",
-            "race_sweep_matches_brute_force"])
+        self.assertChecks(
+            [
+                "race_disjoint_adjacent_ok",
+                "race_two_blocks_write_one_byte",
+                "race_read_of_other_blocks_write",
+                "race_read_own_write_region_ok",
+                "race_check_disabled_by_env",
+                "race_getvalue_on_written_gm",
+                "race_getvalue_on_input_ok",
+                "race_interleaved_strided_rows_ok",
+                "race_interleaved_strided_rows_values",
+                "race_sweep_matches_brute_force",
+            ]
+        )
 
     def test_platform_stub(self):
-        self.assertChecks([
-            "platform_defaults", "platform_ub_larger_than_arch_rejected", "platform_ub_too_small_rejected",
-            "platform_cores_over_65535_rejected", "platform_rejected_set_changes_nothing", "platform_one_core",
-            "platform_one_core_blockdim_2_rejected", "platform_prime_core_count", "platform_prime_core_count_values",
-            "platform_blockdim_over_prime_cores", "platform_blockdim_more_than_elements",
-            "platform_ub_override_is_launch_limit", "platform_ub_override_rejects_more", "platform_env_facts",
-            "platform_override_beats_env", "platform_env_invalid", "platform_env_ub_larger_than_arch",
-            "platform_env_invalid_reaches_launch", "platform_restored"])
+        self.assertChecks(
+            [
+                "platform_defaults",
+                "platform_ub_larger_than_arch_rejected",
+                "platform_ub_too_small_rejected",
+                "platform_cores_over_65535_rejected",
+                "platform_rejected_set_changes_nothing",
+                "platform_one_core",
+                "platform_one_core_blockdim_2_rejected",
+                "platform_prime_core_count",
+                "platform_prime_core_count_values",
+                "platform_blockdim_over_prime_cores",
+                "platform_blockdim_more_than_elements",
+                "platform_ub_override_is_launch_limit",
+                "platform_ub_override_rejects_more",
+                "platform_env_facts",
+                "platform_override_beats_env",
+                "platform_env_invalid",
+                "platform_env_ub_larger_than_arch",
+                "platform_env_invalid_reaches_launch",
+                "platform_restored",
+            ]
+        )
 
     def test_env_platform_from_process_environment(self):
         # The same facts through a real process environment (not setenv inside the program).
         src = _work_dir() / "env_platform.cpp"
         src.write_text(
             '#include "kernel_operator.h"\n#include <cstdio>\n'
-            "int main() { auto f = amct_sim::GetPlatform(); std::printf(\"%u %llu\\n\", f.aivCores,"
+            'int main() { auto f = amct_sim::GetPlatform(); std::printf("%u %llu\\n", f.aivCores,'
             " (unsigned long long)f.ubBytes);\n"
-            "  try { amct_sim::Launch(\"k\", f.aivCores + 1, [] {}); } catch (const amct_sim::SimError& e) {"
-            " std::printf(\"%s\\n\", e.what()); }\n  return 0; }\n")
+            '  try { amct_sim::Launch("k", f.aivCores + 1, [] {}); } catch (const amct_sim::SimError& e) {'
+            ' std::printf("%s\\n", e.what()); }\n  return 0; }\n'
+        )
         for arch in ARCHES:
             exe = _work_dir() / f"env_platform_{arch}"
-            cmd = [CXX, "-O0", *BASE_FLAGS, f"-D__NPU_ARCH__={arch}", str(src), str(SIM_DIR / "amct_sim_state.cpp"),
-                   "-o", str(exe)]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+            cmd = [
+                CXX,
+                "-O0",
+                *BASE_FLAGS,
+                f"-D__NPU_ARCH__={arch}",
+                str(src),
+                str(SIM_DIR / "amct_sim_state.cpp"),
+                "-o",
+                str(exe),
+            ]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
             self.assertEqual(proc.returncode, 0, proc.stderr)
-            out = run_program(exe, env={"AMCT_SIM_CORE_NUM": "7", "AMCT_SIM_UB_SIZE": "40960"}).stdout.splitlines()
+            out = run_program(
+                exe, env={"AMCT_SIM_CORE_NUM": "7", "AMCT_SIM_UB_SIZE": "40960"}
+            ).stdout.splitlines()
             self.assertEqual(out[0], "7 40960")
-            self.assertTrue(out[1].startswith("amct kernel sim: kernel k: blockDim 8 is not in [1, 7]"), out[1])
+            self.assertTrue(
+                out[1].startswith("amct kernel sim: kernel k: blockDim 8 is not in [1, 7]"), out[1]
+            )
             default = run_program(exe).stdout.splitlines()[0]
             self.assertEqual(default, "40 196608" if arch == 2201 else "40 253952")
 
     def test_arch_mismatch_between_state_and_kernel_detected(self):
         src = _work_dir() / "arch_mismatch.cpp"
-        src.write_text('#include "kernel_operator.h"\n#include <cstdio>\n'
-                       'int main() { try { amct_sim::Launch("k", 1, [] {}); } catch (const amct_sim::SimError& e) {'
-                       ' std::printf("%s\\n", e.what()); return 0; } return 1; }\n')
+        src.write_text(
+            '#include "kernel_operator.h"\n#include <cstdio>\n'
+            'int main() { try { amct_sim::Launch("k", 1, [] {}); } catch (const amct_sim::SimError& e) {'
+            ' std::printf("%s\\n", e.what()); return 0; } return 1; }\n'
+        )
         state = _work_dir() / "state_3510.o"
-        cmd = [CXX, "-O0", "-c", *BASE_FLAGS, "-D__NPU_ARCH__=3510", str(SIM_DIR / "amct_sim_state.cpp"), "-o",
-               str(state)]
-        self.assertEqual(subprocess.run(cmd, capture_output=True, timeout=TIMEOUT).returncode, 0)
+        cmd = [
+            CXX,
+            "-O0",
+            "-c",
+            *BASE_FLAGS,
+            "-D__NPU_ARCH__=3510",
+            str(SIM_DIR / "amct_sim_state.cpp"),
+            "-o",
+            str(state),
+        ]
+        self.assertEqual(subprocess.run(cmd, capture_output=True, timeout=TIMEOUT, check=False).returncode, 0)
         exe = _work_dir() / "arch_mismatch"
         cmd = [CXX, "-O0", *BASE_FLAGS, "-D__NPU_ARCH__=2201", str(src), str(state), "-o", str(exe)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         run = run_program(exe)
         self.assertEqual(run.returncode, 0)
-        self.assertIn("compiled for __NPU_ARCH__ 2201 but amct_sim_state.cpp (libamct_common) for 3510", run.stdout)
+        self.assertIn(
+            "compiled for __NPU_ARCH__ 2201 but amct_sim_state.cpp (libamct_common) for 3510", run.stdout
+        )
+
+
+class SimSharedStateTest(unittest.TestCase):
+    """The process-wide state is one object even when several shared libraries use the sim."""
+
+    def test_two_kernel_libraries_share_platform_and_counter(self):
+        work = _work_dir() / "shared_state"
+        work.mkdir(exist_ok=True)
+        kernel = (
+            '#include "kernel_operator.h"\n'
+            'extern "C" __attribute__((visibility("default"))) int NAME_run(uint32_t blockDim) {\n'
+            '  try { amct_sim::Launch("NAME_kernel", blockDim, [] { AscendC::TPipe pipe; }); }\n'
+            "  catch (const amct_sim::SimError&) { return 1; }\n  return 0; }\n"
+        )
+        main = (
+            '#include "amct_sim_host.h"\n#include <cstdio>\n'
+            'extern "C" int liba_run(uint32_t); extern "C" int libb_run(uint32_t);\n'
+            "int main() { amct_sim::SetPlatform(3, 0);\n"
+            "  int r = liba_run(3) * 1 + libb_run(3) * 2 + (1 - liba_run(4)) * 4 + (1 - libb_run(4)) * 8;\n"
+            '  std::printf("%d %llu\\n", r, (unsigned long long)amct_sim::LaunchCount()); return 0; }\n'
+        )
+        (work / "liba.cpp").write_text(kernel.replace("NAME", "liba"))
+        (work / "libb.cpp").write_text(kernel.replace("NAME", "libb"))
+        (work / "main.cpp").write_text(main)
+        arch = ["-D__NPU_ARCH__=2201"]
+        steps = [
+            [
+                CXX,
+                "-O1",
+                "-fPIC",
+                "-shared",
+                *BASE_FLAGS,
+                *arch,
+                str(SIM_DIR / "amct_sim_state.cpp"),
+                "-o",
+                str(work / "libstate.so"),
+            ],
+            [
+                CXX,
+                "-O1",
+                "-fPIC",
+                "-shared",
+                *BASE_FLAGS,
+                *arch,
+                str(work / "liba.cpp"),
+                "-L",
+                str(work),
+                "-lstate",
+                f"-Wl,-rpath,{work}",
+                "-o",
+                str(work / "liba.so"),
+            ],
+            [
+                CXX,
+                "-O1",
+                "-fPIC",
+                "-shared",
+                "-fvisibility=hidden",
+                *BASE_FLAGS,
+                *arch,
+                str(work / "libb.cpp"),
+                "-L",
+                str(work),
+                "-lstate",
+                f"-Wl,-rpath,{work}",
+                "-o",
+                str(work / "libb.so"),
+            ],
+        ]
+        for cmd in steps:
+            _run_compiler(cmd, cmd[-1])
+        exe = work / "main"
+        _run_compiler(
+            [
+                CXX,
+                "-O1",
+                *BASE_FLAGS,
+                str(work / "main.cpp"),
+                str(work / "liba.so"),
+                str(work / "libb.so"),
+                str(work / "libstate.so"),
+                f"-Wl,-rpath,{work}",
+                "-o",
+                str(exe),
+            ],
+            "main",
+        )
+        proc = run_program(exe)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(
+            proc.stdout.split(),
+            ["0", "4"],
+            "both libraries see the main program's SetPlatform(3) and count launches",
+        )
 
 
 class SimCastTest(_ProgramTest):
@@ -333,19 +652,45 @@ class SimCastTest(_ProgramTest):
 
     program = "test_sim_cast"
 
-    PAIRS_BOTH = {
-        "half_to_float": "N", "bf16_to_float": "N", "int16_to_float": "N", "int8_to_half": "N",
-        "uint8_to_half": "N", "int32_to_int16": "N", "int32_to_int64": "N", "int64_to_int32": "N",
-        "float_to_half": "RFCATON", "float_to_bf16": "RFCAT", "float_to_float": "RFCAT", "float_to_int32": "RFCAT",
-        "float_to_int16": "RFCAT", "float_to_int64": "RFCAT", "half_to_int32": "RFCAT", "half_to_int16": "RFCAT",
-        "bf16_to_int32": "RFCAT", "int64_to_float": "RFCAT", "half_to_int8": "RFCATN", "half_to_uint8": "RFCATN",
-        "int16_to_half": "RFCATN", "int32_to_float": "RFCATN",
+    PAIRS_BOTH: ClassVar[dict] = {
+        "half_to_float": "N",
+        "bf16_to_float": "N",
+        "int16_to_float": "N",
+        "int8_to_half": "N",
+        "uint8_to_half": "N",
+        "int32_to_int16": "N",
+        "int32_to_int64": "N",
+        "int64_to_int32": "N",
+        "float_to_half": "RFCATON",
+        "float_to_bf16": "RFCAT",
+        "float_to_float": "RFCAT",
+        "float_to_int32": "RFCAT",
+        "float_to_int16": "RFCAT",
+        "float_to_int64": "RFCAT",
+        "half_to_int32": "RFCAT",
+        "half_to_int16": "RFCAT",
+        "bf16_to_int32": "RFCAT",
+        "int64_to_float": "RFCAT",
+        "half_to_int8": "RFCATN",
+        "half_to_uint8": "RFCATN",
+        "int16_to_half": "RFCATN",
+        "int32_to_float": "RFCATN",
     }
-    PAIRS_3510 = {
-        "half_to_bf16": "RFCAT", "bf16_to_half": "RFCAT", "int8_to_int16": "N", "int8_to_int32": "N",
-        "uint8_to_uint16": "N", "uint8_to_uint32": "N", "int16_to_int32": "N", "uint16_to_uint8": "N",
-        "uint16_to_uint32": "N", "int32_to_uint8": "N", "int32_to_uint16": "N", "uint32_to_uint8": "N",
-        "uint32_to_uint16": "N", "uint32_to_int16": "N",
+    PAIRS_3510: ClassVar[dict] = {
+        "half_to_bf16": "RFCAT",
+        "bf16_to_half": "RFCAT",
+        "int8_to_int16": "N",
+        "int8_to_int32": "N",
+        "uint8_to_uint16": "N",
+        "uint8_to_uint32": "N",
+        "int16_to_int32": "N",
+        "uint16_to_uint8": "N",
+        "uint16_to_uint32": "N",
+        "int32_to_uint8": "N",
+        "int32_to_uint16": "N",
+        "uint32_to_uint8": "N",
+        "uint32_to_uint16": "N",
+        "uint32_to_int16": "N",
     }
 
     @staticmethod
@@ -371,10 +716,17 @@ class SimCastTest(_ProgramTest):
         self.assertChecks(self._names(self.PAIRS_3510), arches=(3510,))
 
     def test_scalar_types_and_ties(self):
-        self.assertChecks([
-            "half_from_float_rne_stride_of_all_floats", "bf16_from_float_rne_stride_of_all_floats",
-            "half_to_float_exact_all_65536", "half_ties", "cast_float_to_int16_saturates_2pow22",
-            "cast_round_ties_away", "cast_rint_ties_even"])
+        self.assertChecks(
+            [
+                "half_from_float_rne_stride_of_all_floats",
+                "bf16_from_float_rne_stride_of_all_floats",
+                "half_to_float_exact_all_65536",
+                "half_ties",
+                "cast_float_to_int16_saturates_2pow22",
+                "cast_round_ties_away",
+                "cast_rint_ties_even",
+            ]
+        )
 
     def test_rint_conversions_match_numpy_and_torch(self):
         try:
@@ -402,14 +754,18 @@ class SimCastTest(_ProgramTest):
                 np.testing.assert_array_equal(np.isnan(got), nan)
                 np.testing.assert_array_equal(got.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
                 ints = np.fromfile(out / "i32_in.bin", dtype=np.int32)
-                np.testing.assert_array_equal(np.fromfile(out / "i32_to_f32.bin", dtype=np.float32).view(np.uint32),
-                                              ints.astype(np.float32).view(np.uint32))
+                np.testing.assert_array_equal(
+                    np.fromfile(out / "i32_to_f32.bin", dtype=np.float32).view(np.uint32),
+                    ints.astype(np.float32).view(np.uint32),
+                )
                 try:
                     import torch
                 except ImportError:  # pragma: no cover
                     continue
                 wantb = torch.from_numpy(f.copy()).to(torch.bfloat16)
-                gotb = torch.from_numpy(np.fromfile(out / "f32_to_bf16.bin", dtype=np.int16)).view(torch.bfloat16)
+                gotb = torch.from_numpy(np.fromfile(out / "f32_to_bf16.bin", dtype=np.int16)).view(
+                    torch.bfloat16
+                )
                 nanb = torch.isnan(wantb)
                 self.assertTrue(torch.equal(torch.isnan(gotb), nanb))
                 self.assertTrue(torch.equal(gotb.view(torch.int16)[~nanb], wantb.view(torch.int16)[~nanb]))
@@ -435,96 +791,224 @@ class SimPerfTest(unittest.TestCase):
                     if not failed and proc.returncode == 0:
                         break
                 self.assertEqual(failed, {}, proc.stdout)
-                for name in ("perf_lut_kernel_values", "perf_scalar_lut_loop_under_4ns", "perf_vec_kernel_values",
-                             "perf_vec_kernel_under_8ns", "perf_race_check_cheap", "perf_adds_under_2ns"):
+                for name in (
+                    "perf_lut_kernel_values",
+                    "perf_scalar_lut_loop_under_4ns",
+                    "perf_vec_kernel_values",
+                    "perf_vec_kernel_under_8ns",
+                    "perf_race_check_cheap",
+                    "perf_adds_under_2ns",
+                ):
                     self.assertIn(name, passed)
 
 
 # ---------------------------------------------------------------- compile-time guards
 # name: (snippet, arches where it must NOT compile, expected compiler message, correct snippet)
 NEGATIVE = {
-    "div_int32_on_2201": ("void f(const LocalTensor<int32_t>& a) { Div(a, a, a, 64); }", (2201,),
-                          "Div: dtype not supported", "void f(const LocalTensor<float>& a) { Div(a, a, a, 64); }"),
-    "duplicate_uint8_on_2201": ("void f(const LocalTensor<uint8_t>& a) { Duplicate(a, uint8_t(1), 64); }", (2201,),
-                                "Duplicate: dtype not supported",
-                                "void f(const LocalTensor<uint16_t>& a) { Duplicate(a, uint16_t(1), 64); }"),
-    "add_bf16_on_2201": ("void f(const LocalTensor<bfloat16_t>& a) { Add(a, a, a, 64); }", (2201,),
-                         "Add: dtype not supported", "void f(const LocalTensor<float>& a) { Add(a, a, a, 64); }"),
-    "mul_uint16_on_2201": ("void f(const LocalTensor<uint16_t>& a) { Mul(a, a, a, 64); }", (2201,),
-                           "Mul: dtype not supported", "void f(const LocalTensor<int16_t>& a) { Mul(a, a, a, 64); }"),
+    "div_int32_on_2201": (
+        "void f(const LocalTensor<int32_t>& a) { Div(a, a, a, 64); }",
+        (2201,),
+        "Div: dtype not supported",
+        "void f(const LocalTensor<float>& a) { Div(a, a, a, 64); }",
+    ),
+    "duplicate_uint8_on_2201": (
+        "void f(const LocalTensor<uint8_t>& a) { Duplicate(a, uint8_t(1), 64); }",
+        (2201,),
+        "Duplicate: dtype not supported",
+        "void f(const LocalTensor<uint16_t>& a) { Duplicate(a, uint16_t(1), 64); }",
+    ),
+    "add_bf16_on_2201": (
+        "void f(const LocalTensor<bfloat16_t>& a) { Add(a, a, a, 64); }",
+        (2201,),
+        "Add: dtype not supported",
+        "void f(const LocalTensor<float>& a) { Add(a, a, a, 64); }",
+    ),
+    "mul_uint16_on_2201": (
+        "void f(const LocalTensor<uint16_t>& a) { Mul(a, a, a, 64); }",
+        (2201,),
+        "Mul: dtype not supported",
+        "void f(const LocalTensor<int16_t>& a) { Mul(a, a, a, 64); }",
+    ),
     "compares_int16_on_2201": (
-        "void f(const LocalTensor<uint8_t>& m, const LocalTensor<int16_t>& a) "
-        "{ Compares(m, a, int16_t(1), CMPMODE::LT, 128); }", (2201,), "Compares: dtype not supported",
-        "void f(const LocalTensor<uint8_t>& m, const LocalTensor<half>& a) "
-        "{ Compares(m, a, half(1.0f), CMPMODE::LT, 128); }"),
+        (
+            "void f(const LocalTensor<uint8_t>& m, const LocalTensor<int16_t>& a) "
+            "{ Compares(m, a, int16_t(1), CMPMODE::LT, 128); }"
+        ),
+        (2201,),
+        "Compares: dtype not supported",
+        (
+            "void f(const LocalTensor<uint8_t>& m, const LocalTensor<half>& a) "
+            "{ Compares(m, a, half(1.0f), CMPMODE::LT, 128); }"
+        ),
+    ),
     "cast_half_to_bf16_on_2201": (
-        "void f(const LocalTensor<bfloat16_t>& d, const LocalTensor<half>& s) { Cast(d, s, RoundMode::CAST_RINT, 64); }",
-        (2201,), "Cast: dtype not supported",
-        "void f(const LocalTensor<bfloat16_t>& d, const LocalTensor<float>& s) "
-        "{ Cast(d, s, RoundMode::CAST_RINT, 64); }"),
+        (
+            "void f(const LocalTensor<bfloat16_t>& d, const LocalTensor<half>& s) "
+            "{ Cast(d, s, RoundMode::CAST_RINT, 64); }"
+        ),
+        (2201,),
+        "Cast: dtype not supported",
+        (
+            "void f(const LocalTensor<bfloat16_t>& d, const LocalTensor<float>& s) "
+            "{ Cast(d, s, RoundMode::CAST_RINT, 64); }"
+        ),
+    ),
     "cast_int32_to_half_excluded": (
-        "void f(const LocalTensor<half>& d, const LocalTensor<int32_t>& s) { Cast(d, s, RoundMode::CAST_RINT, 64); }",
-        ARCHES, "Cast: dtype not supported",
-        "void f(const LocalTensor<float>& d, const LocalTensor<int32_t>& s) { Cast(d, s, RoundMode::CAST_RINT, 64); }"),
-    "shiftleft_float": ("void f(const LocalTensor<float>& a) { ShiftLeft(a, a, 1.0f, 64); }", ARCHES,
-                        "ShiftLeft: dtype not supported",
-                        "void f(const LocalTensor<uint32_t>& a) { ShiftLeft(a, a, uint32_t(1), 64); }"),
-    "adds_double_scalar": ("void f(const LocalTensor<float>& d, const LocalTensor<float>& s, int32_t n) "
-                           "{ Adds(d, s, 1.0, n); }", ARCHES, "no matching function",
-                           "void f(const LocalTensor<float>& d, const LocalTensor<float>& s, int32_t n) "
-                           "{ Adds(d, s, 1.0f, n); }"),
-    "adds_float_scalar_on_half": ("void f(const LocalTensor<half>& d) { Adds(d, d, 1.0f, 64); }", ARCHES,
-                                  "no matching function",
-                                  "void f(const LocalTensor<half>& d) { Adds(d, d, half(1.0f), 64); }"),
-    "duplicate_int_scalar_on_float": ("void f(const LocalTensor<float>& d) { Duplicate(d, 0, 64); }", ARCHES,
-                                      "no matching function",
-                                      "void f(const LocalTensor<float>& d) { Duplicate(d, 0.0f, 64); }"),
+        (
+            "void f(const LocalTensor<half>& d, const LocalTensor<int32_t>& s) "
+            "{ Cast(d, s, RoundMode::CAST_RINT, 64); }"
+        ),
+        ARCHES,
+        "Cast: dtype not supported",
+        (
+            "void f(const LocalTensor<float>& d, const LocalTensor<int32_t>& s) "
+            "{ Cast(d, s, RoundMode::CAST_RINT, 64); }"
+        ),
+    ),
+    "shiftleft_float": (
+        "void f(const LocalTensor<float>& a) { ShiftLeft(a, a, 1.0f, 64); }",
+        ARCHES,
+        "ShiftLeft: dtype not supported",
+        "void f(const LocalTensor<uint32_t>& a) { ShiftLeft(a, a, uint32_t(1), 64); }",
+    ),
+    "adds_double_scalar": (
+        "void f(const LocalTensor<float>& d, const LocalTensor<float>& s, int32_t n) { Adds(d, s, 1.0, n); }",
+        ARCHES,
+        "no matching function",
+        (
+            "void f(const LocalTensor<float>& d, const LocalTensor<float>& s, int32_t n) "
+            "{ Adds(d, s, 1.0f, n); }"
+        ),
+    ),
+    "adds_float_scalar_on_half": (
+        "void f(const LocalTensor<half>& d) { Adds(d, d, 1.0f, 64); }",
+        ARCHES,
+        "no matching function",
+        "void f(const LocalTensor<half>& d) { Adds(d, d, half(1.0f), 64); }",
+    ),
+    "duplicate_int_scalar_on_float": (
+        "void f(const LocalTensor<float>& d) { Duplicate(d, 0, 64); }",
+        ARCHES,
+        "no matching function",
+        "void f(const LocalTensor<float>& d) { Duplicate(d, 0.0f, 64); }",
+    ),
     "select_scalar_wrong_type": (
-        "void f(const LocalTensor<half>& d, const LocalTensor<uint8_t>& m) "
-        "{ Select(d, m, d, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64); }", ARCHES, "no matching function",
-        "void f(const LocalTensor<half>& d, const LocalTensor<uint8_t>& m) "
-        "{ Select(d, m, d, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, 64); }"),
+        (
+            "void f(const LocalTensor<half>& d, const LocalTensor<uint8_t>& m) "
+            "{ Select(d, m, d, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64); }"
+        ),
+        ARCHES,
+        "no matching function",
+        (
+            "void f(const LocalTensor<half>& d, const LocalTensor<uint8_t>& m) "
+            "{ Select(d, m, d, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, 64); }"
+        ),
+    ),
     "compare_mask_not_uint8": (
-        "void f(const LocalTensor<uint16_t>& m, const LocalTensor<float>& a) { Compare(m, a, a, CMPMODE::LT, 64); }",
-        ARCHES, "mask type U must be uint8_t",
-        "void f(const LocalTensor<uint8_t>& m, const LocalTensor<float>& a) { Compare(m, a, a, CMPMODE::LT, 64); }"),
-    "datacopyextparams_4_args": ("void f(uint32_t n) { DataCopyExtParams p{1, n, 0, 0}; (void)p; }", ARCHES,
-                                 "no matching function",
-                                 "void f(uint32_t n) { DataCopyExtParams p{1, n, 0, 0, 0}; (void)p; }"),
-    "datacopyparams_3_args": ("void f() { DataCopyParams p{1, 2, 0}; (void)p; }", ARCHES, "no matching function",
-                              "void f() { DataCopyParams p{1, 2, 0, 0}; (void)p; }"),
-    "datacopy_type_mismatch": ("void f(const LocalTensor<float>& d, const GlobalTensor<half>& s) "
-                               "{ DataCopy(d, s, 64); }", ARCHES, "no matching function",
-                               "void f(const LocalTensor<half>& d, const GlobalTensor<half>& s) "
-                               "{ DataCopy(d, s, 64); }"),
-    "half_arithmetic": ("float f(half a) { half b = a + a; return static_cast<float>(b); }", ARCHES,
-                        "no match for", "float f(half a) { half b = half(static_cast<float>(a) + "
-                        "static_cast<float>(a)); return static_cast<float>(b); }"),
-    "half_comparison": ("bool f(half a) { return a < a; }", ARCHES, "no match for",
-                        "bool f(half a) { return static_cast<float>(a) < static_cast<float>(a); }"),
-    "half_from_double": ("half f() { half h = 1.0; return h; }", ARCHES, "conversion from",
-                         "half f() { half h = 1.0f; return h; }"),
-    "half_implicit_to_float": ("float f(half h) { float x = h; return x; }", ARCHES, "cannot convert",
-                               "float f(half h) { float x = static_cast<float>(h); return x; }"),
-    "bf16_arithmetic": ("float f(bfloat16_t a) { return static_cast<float>(a * a); }", ARCHES, "no match for",
-                        "float f(bfloat16_t a) { return static_cast<float>(a) * static_cast<float>(a); }"),
-    "tque_veccalc": ("void f() { TQue<TPosition::VECCALC, 1> q; (void)q; }", ARCHES, "only TPosition::VECIN",
-                     "void f() { TQue<TPosition::VECOUT, 1> q; (void)q; }"),
-    "tque_depth_2": ("void f() { TQue<TPosition::VECIN, 2> q; (void)q; }", ARCHES, "depth must be 1",
-                     "void f() { TQue<TPosition::VECIN, 1> q; (void)q; }"),
-    "tbuf_vecout": ("void f() { TBuf<TPosition::VECOUT> b; (void)b; }", ARCHES, "only TBuf<TPosition::VECCALC>",
-                    "void f() { TBuf<> b; TBuf<TPosition::VECIN> c; (void)b; (void)c; }"),
+        (
+            "void f(const LocalTensor<uint16_t>& m, const LocalTensor<float>& a) "
+            "{ Compare(m, a, a, CMPMODE::LT, 64); }"
+        ),
+        ARCHES,
+        "mask type U must be uint8_t",
+        (
+            "void f(const LocalTensor<uint8_t>& m, const LocalTensor<float>& a) "
+            "{ Compare(m, a, a, CMPMODE::LT, 64); }"
+        ),
+    ),
+    "datacopyextparams_4_args": (
+        "void f(uint32_t n) { DataCopyExtParams p{1, n, 0, 0}; (void)p; }",
+        ARCHES,
+        "no matching function",
+        "void f(uint32_t n) { DataCopyExtParams p{1, n, 0, 0, 0}; (void)p; }",
+    ),
+    "datacopyparams_3_args": (
+        "void f() { DataCopyParams p{1, 2, 0}; (void)p; }",
+        ARCHES,
+        "no matching function",
+        "void f() { DataCopyParams p{1, 2, 0, 0}; (void)p; }",
+    ),
+    "datacopy_type_mismatch": (
+        "void f(const LocalTensor<float>& d, const GlobalTensor<half>& s) { DataCopy(d, s, 64); }",
+        ARCHES,
+        "no matching function",
+        "void f(const LocalTensor<half>& d, const GlobalTensor<half>& s) { DataCopy(d, s, 64); }",
+    ),
+    "half_arithmetic": (
+        "float f(half a) { half b = a + a; return static_cast<float>(b); }",
+        ARCHES,
+        "no match for",
+        (
+            "float f(half a) { half b = half(static_cast<float>(a) + "
+            "static_cast<float>(a)); return static_cast<float>(b); }"
+        ),
+    ),
+    "half_comparison": (
+        "bool f(half a) { return a < a; }",
+        ARCHES,
+        "no match for",
+        "bool f(half a) { return static_cast<float>(a) < static_cast<float>(a); }",
+    ),
+    "half_from_double": (
+        "half f() { half h = 1.0; return h; }",
+        ARCHES,
+        "conversion from",
+        "half f() { half h = 1.0f; return h; }",
+    ),
+    "half_implicit_to_float": (
+        "float f(half h) { float x = h; return x; }",
+        ARCHES,
+        "cannot convert",
+        "float f(half h) { float x = static_cast<float>(h); return x; }",
+    ),
+    "bf16_arithmetic": (
+        "float f(bfloat16_t a) { return static_cast<float>(a * a); }",
+        ARCHES,
+        "no match for",
+        "float f(bfloat16_t a) { return static_cast<float>(a) * static_cast<float>(a); }",
+    ),
+    "tque_veccalc": (
+        "void f() { TQue<TPosition::VECCALC, 1> q; (void)q; }",
+        ARCHES,
+        "only TPosition::VECIN",
+        "void f() { TQue<TPosition::VECOUT, 1> q; (void)q; }",
+    ),
+    "tque_depth_2": (
+        "void f() { TQue<TPosition::VECIN, 2> q; (void)q; }",
+        ARCHES,
+        "depth must be 1",
+        "void f() { TQue<TPosition::VECIN, 1> q; (void)q; }",
+    ),
+    "tbuf_vecout": (
+        "void f() { TBuf<TPosition::VECOUT> b; (void)b; }",
+        ARCHES,
+        "only TBuf<TPosition::VECCALC>",
+        "void f() { TBuf<> b; TBuf<TPosition::VECIN> c; (void)b; (void)c; }",
+    ),
 }
 
 # name: (source, -D flags, expected message): the sim's #error guards (R6).
 PREPROCESSOR = {
-    "requires_amct_kernel_sim": ('#include "kernel_operator.h"\n', ["-D__NPU_ARCH__=2201"], "requires -DAMCT_KERNEL_SIM"),
-    "requires_npu_arch": ('#include "kernel_operator.h"\n', ["-DAMCT_KERNEL_SIM"], "define __NPU_ARCH__ as 2201"),
-    "rejects_other_arch": ('#include "kernel_operator.h"\n', ["-DAMCT_KERNEL_SIM", "-D__NPU_ARCH__=2200"],
-                           "define __NPU_ARCH__ as 2201"),
-    "rejects_ascendc_cpu_debug": ('#include "kernel_operator.h"\n',
-                                  ["-DAMCT_KERNEL_SIM", "-D__NPU_ARCH__=3510", "-DASCENDC_CPU_DEBUG"],
-                                  "ASCENDC_CPU_DEBUG"),
+    "requires_amct_kernel_sim": (
+        '#include "kernel_operator.h"\n',
+        ["-D__NPU_ARCH__=2201"],
+        "requires -DAMCT_KERNEL_SIM",
+    ),
+    "requires_npu_arch": (
+        '#include "kernel_operator.h"\n',
+        ["-DAMCT_KERNEL_SIM"],
+        "define __NPU_ARCH__ as 2201",
+    ),
+    "rejects_other_arch": (
+        '#include "kernel_operator.h"\n',
+        ["-DAMCT_KERNEL_SIM", "-D__NPU_ARCH__=2200"],
+        "define __NPU_ARCH__ as 2201",
+    ),
+    "rejects_ascendc_cpu_debug": (
+        '#include "kernel_operator.h"\n',
+        ["-DAMCT_KERNEL_SIM", "-D__NPU_ARCH__=3510", "-DASCENDC_CPU_DEBUG"],
+        "ASCENDC_CPU_DEBUG",
+    ),
 }
 
 PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'
@@ -536,7 +1020,7 @@ def _syntax_only(name, source, defines, warnings_as_errors=False):
     cmd = [CXX, "-std=c++17", "-fsyntax-only", "-fmax-errors=0", "-I", str(SIM_DIR), *defines, str(path)]
     if warnings_as_errors:
         cmd[1:1] = [*WARN_FLAGS, "-Werror"]
-    return path, subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    return path, subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
 
 
 def _errors_by_line(path, stderr):
@@ -548,11 +1032,11 @@ def _errors_by_line(path, stderr):
         if not text.startswith(prefix):
             continue
         try:
-            line = int(text[len(prefix):].split(":", 1)[0])
+            line = int(text[len(prefix) :].split(":", 1)[0])
         except ValueError:
             continue
         # the message is on this line ("no matching function") or just after "required from here"
-        found[line] = found.get(line, "") + "\n".join(lines[i:i + 4]) + "\n"
+        found[line] = found.get(line, "") + "\n".join(lines[i : i + 4]) + "\n"
     return found
 
 
@@ -578,16 +1062,20 @@ class SimCompileTimeGuardsTest(unittest.TestCase):
             lines += 1
             cls.bad_lines[name] = lines
             bad_src += f"namespace bad_{name} {{ {bad} }}\n"
-        good_src = PRELUDE + "".join(f"namespace good_{n} {{ {g} }}\n" for n, (_b, _f, _m, g) in NEGATIVE.items())
+        good_src = PRELUDE + "".join(
+            f"namespace good_{n} {{ {g} }}\n" for n, (_b, _f, _m, g) in NEGATIVE.items()
+        )
         for arch in ARCHES:
             defines = ["-DAMCT_KERNEL_SIM", f"-D__NPU_ARCH__={arch}"]
             jobs[("bad", arch)] = _pool.submit(_syntax_only, f"rejected_{arch}", bad_src, defines)
             jobs[("good", arch)] = _pool.submit(_syntax_only, f"accepted_{arch}", good_src, defines, True)
         for name, (src, defines, _msg) in PREPROCESSOR.items():
             jobs[("pp", name)] = _pool.submit(_syntax_only, f"pp_{name}", src, defines)
-        host = ('#include "amct_sim_host.h"\nint main() { amct_sim::GmScope s{{nullptr, 0, false}};'
-                ' amct_sim::PlatformFacts f = amct_sim::GetPlatform(); amct_sim::SetPlatform(0, 0);'
-                ' return static_cast<int>(amct_sim::LaunchCount() + amct_sim::ArchUbBytes() + f.aivCores); }\n')
+        host = (
+            '#include "amct_sim_host.h"\nint main() { amct_sim::GmScope s{{nullptr, 0, false}};'
+            " amct_sim::PlatformFacts f = amct_sim::GetPlatform(); amct_sim::SetPlatform(0, 0);"
+            " return static_cast<int>(amct_sim::LaunchCount() + amct_sim::ArchUbBytes() + f.aivCores); }\n"
+        )
         jobs[("host", 0)] = _pool.submit(_syntax_only, "host_header", host, [], True)
         cls.results = {k: f.result() for k, f in jobs.items()}
 
@@ -631,6 +1119,7 @@ def _make_negative_test(name):
                     self.assertIn(msg, errors[line], errors[line])
                 else:  # valid on the other arch: the guard is per arch, not blanket
                     self.assertNotIn(line, errors, errors.get(line))
+
     test.__doc__ = f"{name} must not compile where the NPU compiler rejects it"
     return test
 

@@ -288,8 +288,8 @@ __aicore__ AMCT_SIM_INLINE void Cast(const LocalTensor<T>& dst, const LocalTenso
   using DstSrcPair = amct_sim::CastPair<T, U>;
   AMCT_SIM_REQUIRE_DTYPE(Cast, DstSrcPair, (amct_sim::detail::CastModes<T, U>() != 0));
   if constexpr (amct_sim::detail::CastModes<T, U>() != 0) {
-    amct_sim::detail::CastImpl<T, U>(amct_sim::detail::MakeOpnd(dst, 0, "dst"), amct_sim::detail::MakeOpnd(src, 0, "src"),
-                                     roundMode, count);
+    amct_sim::detail::CastImpl<T, U>(amct_sim::detail::MakeOpnd(dst, 0, "dst"),
+                                     amct_sim::detail::MakeOpnd(src, 0, "src"), roundMode, count);
   }
 }
 

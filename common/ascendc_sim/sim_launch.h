@@ -170,11 +170,12 @@ inline void RaceCheck(const LaunchShared& sh, const std::vector<BlockOutcome>& o
   for (uint32_t b = 0; b < outs.size(); ++b) {
     for (const Interval& w : outs[b].log.writes) writes.push_back(TaggedInterval{w.lo, w.hi, b});
   }
+  if (writes.empty()) return;
   bool anyScalar = false;
   for (const BlockOutcome& o : outs) anyScalar = anyScalar || !o.log.scalarReads.empty();
-  if (writes.empty()) return;
-  std::sort(writes.begin(), writes.end(),
-            [](const TaggedInterval& x, const TaggedInterval& y) { return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi); });
+  std::sort(writes.begin(), writes.end(), [](const TaggedInterval& x, const TaggedInterval& y) {
+    return x.lo < y.lo || (x.lo == y.lo && x.hi < y.hi);
+  });
   // Write/write: sweep keeping the largest end overall and the largest end of another block.
   TaggedInterval best{0, 0, ~0u}, second{0, 0, ~0u};
   for (const TaggedInterval& w : writes) {

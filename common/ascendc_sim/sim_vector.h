@@ -40,8 +40,8 @@ template <class T>
 constexpr bool kShiftOk =
     kIsOneOf<T, int16_t, uint16_t, int32_t, uint32_t> || (kArch3510 && kIsOneOf<T, int8_t, uint8_t, int64_t, uint64_t>);
 template <class T>
-constexpr bool kDuplicateOk =
-    kIsOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float> || (kArch3510 && kIsOneOf<T, int8_t, uint8_t>);
+constexpr bool kDuplicateOk = kIsOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float> ||
+                              (kArch3510 && kIsOneOf<T, int8_t, uint8_t>);
 template <class T>
 constexpr bool kVecIndexOk = kBase4<T> || (kArch3510 && kIsOneOf<T, int8_t>);
 
@@ -190,8 +190,6 @@ inline void FillImpl(const char* api, Opnd d, int64_t count, G g) {
   AMCT_SIM_BARRIER();
 }
 
-#define AMCT_SIM_OPND(t, role) ::amct_sim::detail::MakeOpnd(t, 0, role)
-
 template <class T>
 inline void DivImpl(Opnd dst, Opnd src0, Opnd src1, int32_t count) {
   if constexpr (std::is_integral<T>::value) {
@@ -201,7 +199,9 @@ inline void DivImpl(Opnd dst, Opnd src0, Opnd src1, int32_t count) {
         divByZero = true;
         return 0;
       }
-      if (std::is_signed<T>::value && b == static_cast<T>(-1)) return static_cast<T>(~static_cast<WideUnsigned<T>>(a) + 1);
+      if (std::is_signed<T>::value && b == static_cast<T>(-1)) {
+        return static_cast<T>(~static_cast<WideUnsigned<T>>(a) + 1);  // wraps for the minimum
+      }
       return static_cast<T>(a / b);
     });
     if (divByZero) Fail("Div", "parameters: integer division by zero");
@@ -252,105 +252,115 @@ inline T ShiftRightValue(T x, int n) {
 }  // namespace detail
 }  // namespace amct_sim
 
+// Operands of the public wrappers (fields by value; see AMCT_SIM_INLINE).
+#define AMCT_SIM_D ::amct_sim::detail::MakeOpnd(dst, 0, "dst")
+#define AMCT_SIM_S ::amct_sim::detail::MakeOpnd(src, 0, "src")
+#define AMCT_SIM_S0 ::amct_sim::detail::MakeOpnd(src0, 0, "src0")
+#define AMCT_SIM_S1 ::amct_sim::detail::MakeOpnd(src1, 0, "src1")
+
 namespace AscendC {
 
 // ---- binary: dst = src0 op src1 ------------------------------------------------------------
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Add(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Add, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl<T>("Add", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::AddOp{});
+  amct_sim::detail::BinaryImpl<T>("Add", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::AddOp{});
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Sub(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Sub, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl<T>("Sub", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::SubOp{});
+  amct_sim::detail::BinaryImpl<T>("Sub", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::SubOp{});
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Mul(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Mul, T, amct_sim::detail::kMulOk<T>);
-  amct_sim::detail::BinaryImpl<T>("Mul", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::MulOp{});
+  amct_sim::detail::BinaryImpl<T>("Mul", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::MulOp{});
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Div(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Div, T, amct_sim::detail::kDivOk<T>);
-  amct_sim::detail::DivImpl<T>(AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count);
+  amct_sim::detail::DivImpl<T>(AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count);
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Max(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Max, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl<T>("Max", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::MaxOp{});
+  amct_sim::detail::BinaryImpl<T>("Max", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::MaxOp{});
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Min(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Min, T, amct_sim::detail::kAddSubMaxMinOk<T>);
-  amct_sim::detail::BinaryImpl<T>("Min", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::MinOp{});
+  amct_sim::detail::BinaryImpl<T>("Min", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::MinOp{});
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                           const int32_t& count) {
+                                    const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(And, T, amct_sim::detail::kLogicOk<T>);
-  amct_sim::detail::BinaryImpl<T>("And", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::AndOp{});
+  amct_sim::detail::BinaryImpl<T>("And", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::AndOp{});
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Or(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                          const int32_t& count) {
+                                   const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Or, T, amct_sim::detail::kLogicOk<T>);
-  amct_sim::detail::BinaryImpl<T>("Or", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src0, "src0"), AMCT_SIM_OPND(src1, "src1"), count, amct_sim::detail::OrOp{});
+  amct_sim::detail::BinaryImpl<T>("Or", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::OrOp{});
 }
 
 // ---- tensor-scalar: dst = src op scalar (scalar exactly T, R5) ------------------------------
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-                            const int32_t& count) {
+                                     const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Adds, T, amct_sim::detail::kAddsMaxsMinsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl<T>("Adds", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::AddOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Adds", AMCT_SIM_D, AMCT_SIM_S, count,
+                                 [s](auto x) { return amct_sim::detail::AddOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-                            const int32_t& count) {
+                                     const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Muls, T, amct_sim::detail::kMulsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl<T>("Muls", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::MulOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Muls", AMCT_SIM_D, AMCT_SIM_S, count,
+                                 [s](auto x) { return amct_sim::detail::MulOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void Maxs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-                            const int32_t& count) {
+                                     const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Maxs, T, amct_sim::detail::kAddsMaxsMinsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl<T>("Maxs", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::MaxOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Maxs", AMCT_SIM_D, AMCT_SIM_S, count,
+                                 [s](auto x) { return amct_sim::detail::MaxOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-                            const int32_t& count) {
+                                     const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Mins, T, amct_sim::detail::kAddsMaxsMinsOk<T>);
   const auto s = amct_sim::detail::Arith<T>::Load(scalarValue);
-  amct_sim::detail::UnaryImpl<T>("Mins", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [s](auto x) { return amct_sim::detail::MinOp{}(x, s); });
+  amct_sim::detail::UnaryImpl<T>("Mins", AMCT_SIM_D, AMCT_SIM_S, count,
+                                 [s](auto x) { return amct_sim::detail::MinOp{}(x, s); });
 }
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void ShiftLeft(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-                                 const int32_t& count) {
+                                          const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(ShiftLeft, T, amct_sim::detail::kShiftOk<T>);
   if constexpr (amct_sim::detail::kShiftOk<T>) {
     const int n = amct_sim::detail::CheckShift("ShiftLeft", scalarValue);
-    amct_sim::detail::UnaryImpl<T>("ShiftLeft", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count,
-                                [n](T x) { return amct_sim::detail::ShiftLeftValue<T>(x, n); });
+    amct_sim::detail::UnaryImpl<T>("ShiftLeft", AMCT_SIM_D, AMCT_SIM_S, count,
+                                   [n](T x) { return amct_sim::detail::ShiftLeftValue<T>(x, n); });
   }
 }
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void ShiftRight(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
-                                  const int32_t& count) {
+                                           const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(ShiftRight, T, amct_sim::detail::kShiftOk<T>);
   if constexpr (amct_sim::detail::kShiftOk<T>) {
     const int n = amct_sim::detail::CheckShift("ShiftRight", scalarValue);
-    amct_sim::detail::UnaryImpl<T>("ShiftRight", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count,
-                                [n](T x) { return amct_sim::detail::ShiftRightValue<T>(x, n); });
+    amct_sim::detail::UnaryImpl<T>("ShiftRight", AMCT_SIM_D, AMCT_SIM_S, count,
+                                   [n](T x) { return amct_sim::detail::ShiftRightValue<T>(x, n); });
   }
 }
 
@@ -358,7 +368,7 @@ __aicore__ AMCT_SIM_INLINE void ShiftRight(const LocalTensor<T>& dst, const Loca
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Abs, T, amct_sim::detail::kAbsOk<T>);
-  amct_sim::detail::UnaryImpl<T>("Abs", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](auto x) {
+  amct_sim::detail::UnaryImpl<T>("Abs", AMCT_SIM_D, AMCT_SIM_S, count, [](auto x) {
     using C = decltype(x);
     if constexpr (std::is_integral<C>::value) {
       return x < 0 ? static_cast<C>(~static_cast<amct_sim::detail::WideUnsigned<C>>(x) + 1) : x;
@@ -370,22 +380,22 @@ __aicore__ AMCT_SIM_INLINE void Abs(const LocalTensor<T>& dst, const LocalTensor
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Exp, T, amct_sim::detail::kExpLnSqrtOk<T>);
-  amct_sim::detail::UnaryImpl<T>("Exp", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](float x) { return std::exp(x); });
+  amct_sim::detail::UnaryImpl<T>("Exp", AMCT_SIM_D, AMCT_SIM_S, count, [](float x) { return std::exp(x); });
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Ln, T, amct_sim::detail::kExpLnSqrtOk<T>);
-  amct_sim::detail::UnaryImpl<T>("Ln", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](float x) { return std::log(x); });
+  amct_sim::detail::UnaryImpl<T>("Ln", AMCT_SIM_D, AMCT_SIM_S, count, [](float x) { return std::log(x); });
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Sqrt, T, amct_sim::detail::kExpLnSqrtOk<T>);
-  amct_sim::detail::UnaryImpl<T>("Sqrt", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](float x) { return std::sqrt(x); });
+  amct_sim::detail::UnaryImpl<T>("Sqrt", AMCT_SIM_D, AMCT_SIM_S, count, [](float x) { return std::sqrt(x); });
 }
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void Relu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Relu, T, amct_sim::detail::kReluOk<T>);
-  amct_sim::detail::UnaryImpl<T>("Relu", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](auto x) {
+  amct_sim::detail::UnaryImpl<T>("Relu", AMCT_SIM_D, AMCT_SIM_S, count, [](auto x) {
     using C = decltype(x);
     return x > C(0) ? x : C(0);
   });
@@ -394,10 +404,10 @@ template <typename T>
 __aicore__ AMCT_SIM_INLINE void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Not, T, amct_sim::detail::kNotOk<T>);
   if constexpr (std::is_integral<T>::value) {
-    amct_sim::detail::UnaryImpl<T>("Not", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count, [](T x) { return static_cast<T>(~x); });
+    amct_sim::detail::UnaryImpl<T>("Not", AMCT_SIM_D, AMCT_SIM_S, count, [](T x) { return static_cast<T>(~x); });
   } else if constexpr (amct_sim::detail::kNotOk<T>) {  // 3510 half/float: bitwise on the pattern
     using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
-    amct_sim::detail::UnaryImpl<Bits>("Not", AMCT_SIM_OPND(dst, "dst"), AMCT_SIM_OPND(src, "src"), count,
+    amct_sim::detail::UnaryImpl<Bits>("Not", AMCT_SIM_D, AMCT_SIM_S, count,
                                       [](Bits x) { return static_cast<Bits>(~x); });
   }
 }
@@ -407,15 +417,16 @@ template <typename T>
 __aicore__ AMCT_SIM_INLINE void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
   AMCT_SIM_REQUIRE_DTYPE(Duplicate, T, amct_sim::detail::kDuplicateOk<T>);
   const T v = scalarValue;
-  amct_sim::detail::FillImpl<T>("Duplicate", AMCT_SIM_OPND(dst, "dst"), count, [v](int64_t) { return v; });
+  amct_sim::detail::FillImpl<T>("Duplicate", AMCT_SIM_D, count, [v](int64_t) { return v; });
 }
 
+// dst[i] = firstValue + i (half: computed in float, rounded RNE).
 template <typename T>
 __aicore__ AMCT_SIM_INLINE void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count) {
   AMCT_SIM_REQUIRE_DTYPE(CreateVecIndex, T, amct_sim::detail::kVecIndexOk<T>);
   using A = amct_sim::detail::Arith<T>;
   const auto first = A::Load(firstValue);
-  amct_sim::detail::FillImpl<T>("CreateVecIndex", AMCT_SIM_OPND(dst, "dst"), count, [first](int64_t i) {
+  amct_sim::detail::FillImpl<T>("CreateVecIndex", AMCT_SIM_D, count, [first](int64_t i) {
     using C = std::remove_const_t<decltype(first)>;
     if constexpr (std::is_integral<C>::value) {
       return A::Store(amct_sim::detail::AddOp{}(first, static_cast<C>(i)));
@@ -426,3 +437,8 @@ __aicore__ AMCT_SIM_INLINE void CreateVecIndex(LocalTensor<T> dst, const T& firs
 }
 
 }  // namespace AscendC
+
+#undef AMCT_SIM_D
+#undef AMCT_SIM_S
+#undef AMCT_SIM_S0
+#undef AMCT_SIM_S1

@@ -17,7 +17,8 @@ using amct_hif8::Hif8CastTiling;
 
 namespace {
 
-constexpr uint32_t kEncodeLutBytes = 32768;  // magnitude code per (bits & 0x7FFF)
+constexpr uint32_t kEncodeLutBytes = 32768;      // fp16: magnitude code per (bits & 0x7FFF)
+constexpr uint32_t kEncodeBf16LutBytes = 8192;   // bf16: whole code per (bits >> 3)
 constexpr uint64_t kMaxTile = 65536;
 
 // ---- HiF8 encode and decode on the host (hifloat8.md A3/A4), used only to build the LUTs ----
@@ -105,11 +106,20 @@ T* lutData(at::Tensor& lut, uint32_t byteOffset) {
   return reinterpret_cast<T*>(lut.data_ptr<uint8_t>() + byteOffset);
 }
 
-void fillEncodeLut(at::Tensor& lut, bool bf16) {
+// fp16: the magnitude code of every positive pattern; the kernel applies the sign rule.
+void fillEncodeLutFp16(at::Tensor& lut) {
   uint8_t* mag = lutData<uint8_t>(lut, 0);
-  for (uint32_t i = 0; i < kEncodeLutBytes; ++i) {
-    uint16_t bits = static_cast<uint16_t>(i);
-    mag[i] = magnitudeCode(bf16 ? widenBFloat16(bits) : widenHalf(bits));
+  for (uint32_t i = 0; i < kEncodeLutBytes; ++i) mag[i] = magnitudeCode(widenHalf(static_cast<uint16_t>(i)));
+}
+
+// bf16: the whole code (sign rule applied) of the pattern (i << 3), which every pattern with
+// the same top 13 bits shares; the kernel encodes exponent-255 lanes itself (NaN vs Inf).
+void fillEncodeLutBf16(at::Tensor& lut) {
+  uint8_t* code = lutData<uint8_t>(lut, 0);
+  for (uint32_t i = 0; i < kEncodeBf16LutBytes; ++i) {
+    uint16_t bits = static_cast<uint16_t>(i << 3);
+    uint8_t mag = magnitudeCode(widenBFloat16(bits));
+    code[i] = mag == 0 ? 0 : static_cast<uint8_t>(mag | ((bits >> 8) & 0x80u));
   }
 }
 
@@ -137,13 +147,13 @@ struct ModeLayout {
 
 ModeLayout layoutOf(CastMode mode) {
   switch (mode) {
-    case amct_hif8::kEncodeFp16:
-    case amct_hif8::kEncodeBf16: return {2, 1, kEncodeLutBytes, 0, 4096};
+    case amct_hif8::kEncodeFp16: return {2, 1, kEncodeLutBytes, 0, 4096};
+    case amct_hif8::kEncodeBf16: return {2, 1, kEncodeBf16LutBytes, 0, 4096};
     case amct_hif8::kDecodeFp16:
     case amct_hif8::kDecodeBf16: return {1, 2, 0, 512, 2048};
     case amct_hif8::kDecodeFp32: return {1, 4, 0, 1024, 2048};
-    case amct_hif8::kFakeQuantFp16:
-    case amct_hif8::kFakeQuantBf16: return {2, 2, kEncodeLutBytes, 512, 4096};
+    case amct_hif8::kFakeQuantFp16: return {2, 2, kEncodeLutBytes, 512, 4096};
+    case amct_hif8::kFakeQuantBf16: return {2, 2, kEncodeBf16LutBytes, 512, 4096};
     default: return {4, 4, 0, 0, 4096};
   }
 }
@@ -153,18 +163,18 @@ at::Tensor buildLut(CastMode mode) {
   at::Tensor lut = at::empty({static_cast<int64_t>(layout.encLutBytes + layout.decLutBytes)},
                              at::TensorOptions().dtype(at::kByte));
   switch (mode) {
-    case amct_hif8::kEncodeFp16: fillEncodeLut(lut, false); break;
-    case amct_hif8::kEncodeBf16: fillEncodeLut(lut, true); break;
+    case amct_hif8::kEncodeFp16: fillEncodeLutFp16(lut); break;
+    case amct_hif8::kEncodeBf16: fillEncodeLutBf16(lut); break;
     case amct_hif8::kDecodeFp16: fillDecodeLut(lut, 0, at::kHalf); break;
     case amct_hif8::kDecodeBf16: fillDecodeLut(lut, 0, at::kBFloat16); break;
     case amct_hif8::kDecodeFp32: fillDecodeLut(lut, 0, at::kFloat); break;
     case amct_hif8::kFakeQuantFp16:
-      fillEncodeLut(lut, false);
+      fillEncodeLutFp16(lut);
       fillDecodeLut(lut, kEncodeLutBytes, at::kHalf);
       break;
     case amct_hif8::kFakeQuantBf16:
-      fillEncodeLut(lut, true);
-      fillDecodeLut(lut, kEncodeLutBytes, at::kBFloat16);
+      fillEncodeLutBf16(lut);
+      fillDecodeLut(lut, kEncodeBf16LutBytes, at::kBFloat16);
       break;
     default: return at::Tensor();
   }

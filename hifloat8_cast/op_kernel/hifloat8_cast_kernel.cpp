@@ -57,9 +57,61 @@ __aicore__ inline uint8_t SignedCode(uint16_t bits, uint8_t magnitude) {
 
 enum class LutKind { kEncode, kDecode, kFakeQuant };
 
-// Modes 0..6: TIn/TOut are the raw bit types of input and output (uint16_t for fp16/bf16,
-// uint8_t for HiF8 codes, uint32_t for fp32).
-template <typename TIn, typename TOut, LutKind kind>
+// How a 16-bit float becomes a HiF8 code through the encode table at the start of the LUT.
+//  fp16: upstream's 32 KB table of magnitude codes indexed by bits & 0x7FFF, then the sign rule.
+//  bf16: an 8 KB table of whole codes indexed by the top 13 bits (sign, exponent, 4 fraction
+//        bits). A bf16 code depends on no other bit (rounding looks at most at the 4th fraction
+//        bit), except for exponent 255, where every fraction bit tells NaN from Inf: such
+//        lanes are encoded directly.
+template <bool kBf16>
+struct Encoder {
+  LocalTensor<uint8_t> lut;
+
+  __aicore__ inline uint8_t operator()(uint32_t bits) const {
+    if constexpr (kBf16) {
+      if ((bits & 0x7F80u) == 0x7F80u) {
+        return (bits & 0x7Fu) != 0 ? uint8_t(0x80) : static_cast<uint8_t>(0x6Fu | ((bits >> 8) & 0x80u));
+      }
+      return lut.GetValue(bits >> 3);
+    } else {
+      return SignedCode(static_cast<uint16_t>(bits), lut.GetValue(bits & 0x7FFFu));
+    }
+  }
+
+  // Four packed inputs -> four packed codes. The fp16 sign rule runs on the four bytes at once:
+  // byte + 0x7F has bit 7 set exactly when the magnitude byte is non-zero (no carry crosses
+  // bytes), so it masks the sign bits. bf16 words holding an exponent-255 lane take the
+  // element-wise path: (lane & 7F80) + 0080 sets bit 15 of exactly those lanes.
+  __aicore__ inline uint32_t Four(uint64_t four) const {
+    if constexpr (kBf16) {
+      if ((((four & 0x7F807F807F807F80ull) + 0x0080008000800080ull) & 0x8000800080008000ull) != 0) {
+        uint32_t codes = 0;
+        for (uint32_t k = 0; k < 4; ++k) codes |= static_cast<uint32_t>((*this)(Lane(four, k))) << (8 * k);
+        return codes;
+      }
+      uint32_t codes = 0;
+      for (uint32_t k = 0; k < 4; ++k) {
+        codes |= static_cast<uint32_t>(lut.GetValue(static_cast<uint32_t>(four >> (16 * k + 3)) & 0x1FFFu)) << (8 * k);
+      }
+      return codes;
+    } else {
+      uint32_t mags = 0;
+      uint32_t signs = 0;
+      for (uint32_t k = 0; k < 4; ++k) {
+        uint32_t bits = Lane(four, k);
+        mags |= static_cast<uint32_t>(lut.GetValue(bits & 0x7FFFu)) << (8 * k);
+        signs |= (bits >> 15) << (8 * k + 7);
+      }
+      return mags | (signs & (mags + 0x7F7F7F7Fu));
+    }
+  }
+
+  static __aicore__ inline uint32_t Lane(uint64_t four, uint32_t k) {
+    return static_cast<uint32_t>(four >> (16 * k)) & 0xFFFFu;
+  }
+};
+
+template <typename TIn, typename TOut, LutKind kind, bool kBf16 = false>
 class LutCast {
  public:
   __aicore__ inline void Init(GM_ADDR input, GM_ADDR output, GM_ADDR lut, const Hif8CastTiling& t, TPipe* pipe) {
@@ -102,79 +154,71 @@ class LutCast {
     inQueue_.EnQue(x);
   }
 
-  // Scalar UB accesses dominate the loop, so elements are read and written in 32/64-bit words
-  // and a short tail goes element by element. The loops take their tensors by value: locals
-  // that the stores cannot alias, so their addresses stay in registers.
+  // Scalar UB accesses dominate the loops, so elements are read and written in 32/64-bit
+  // words and a short tail goes element by element. The loops take their tensors by value:
+  // locals that the stores cannot alias, so their addresses stay in registers.
   __aicore__ inline void Compute(uint32_t len) {
     LocalTensor<TIn> x = inQueue_.template DeQue<TIn>();
     LocalTensor<TOut> y = outQueue_.template AllocTensor<TOut>();
     LocalTensor<uint8_t> lut = lutBuf_.template Get<uint8_t>();
     if constexpr (kind == LutKind::kEncode) {
-      EncodeWords(x, y, lut, len);
+      EncodeWords(x, y, Encoder<kBf16>{lut}, len);
     } else if constexpr (kind == LutKind::kDecode) {
       DecodeWords(x, y, lut.template ReinterpretCast<TOut>(), len);
     } else {
-      FakeQuantWords(x, y, lut, lut[encLutBytes_].template ReinterpretCast<TOut>(), len);
+      FakeQuantWords(x, y, Encoder<kBf16>{lut}, lut[encLutBytes_].template ReinterpretCast<TOut>(), len);
     }
     outQueue_.EnQue(y);
     inQueue_.FreeTensor(x);
   }
 
-  static __aicore__ inline uint8_t Encode(const LocalTensor<uint8_t>& magnitudes, uint32_t bits) {
-    return SignedCode(static_cast<uint16_t>(bits), magnitudes.GetValue(bits & 0x7FFFu));
-  }
-
-  // fp16/bf16 -> HiF8: four inputs per 64-bit read, four codes per 32-bit write. The sign
-  // rule is applied to the four bytes at once: byte + 0x7F has bit 7 set exactly when the
-  // magnitude byte is non-zero (no carry crosses bytes), so it masks the sign bits.
-  static __aicore__ inline void EncodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y,
-                                            LocalTensor<uint8_t> magnitudes, uint32_t len) {
+  // fp16/bf16 -> HiF8: four inputs per 64-bit read, four codes per 32-bit write.
+  static __aicore__ inline void EncodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<kBf16> encode,
+                                            uint32_t len) {
     LocalTensor<uint64_t> in4 = x.template ReinterpretCast<uint64_t>();
     LocalTensor<uint32_t> out4 = y.template ReinterpretCast<uint32_t>();
     uint32_t quads = len / 4;
-    for (uint32_t q = 0; q < quads; ++q) {
-      uint64_t four = in4.GetValue(q);
-      uint32_t mags = 0;
-      uint32_t signs = 0;
-      for (uint32_t k = 0; k < 4; ++k) {
-        uint32_t bits = static_cast<uint32_t>(four >> (16 * k)) & 0xFFFFu;
-        mags |= static_cast<uint32_t>(magnitudes.GetValue(bits & 0x7FFFu)) << (8 * k);
-        signs |= (bits >> 15) << (8 * k + 7);
-      }
-      out4.SetValue(q, mags | (signs & (mags + 0x7F7F7F7Fu)));
-    }
-    for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, Encode(magnitudes, x.GetValue(i)));
+    for (uint32_t q = 0; q < quads; ++q) out4.SetValue(q, encode.Four(in4.GetValue(q)));
+    for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, encode(x.GetValue(i)));
   }
 
-  // HiF8 -> fp16/bf16/fp32: four codes per 32-bit read.
-  static __aicore__ inline void DecodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y,
-                                            LocalTensor<TOut> values, uint32_t len) {
+  // HiF8 -> fp16/bf16/fp32: four codes per 32-bit read, 64-bit writes.
+  static __aicore__ inline void DecodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y, LocalTensor<TOut> values,
+                                            uint32_t len) {
     LocalTensor<uint32_t> in4 = x.template ReinterpretCast<uint32_t>();
+    LocalTensor<uint64_t> out = y.template ReinterpretCast<uint64_t>();
+    constexpr uint32_t kPerWord = 8 / sizeof(TOut);  // outputs per 64-bit write
+    constexpr uint32_t kBits = 8 * sizeof(TOut);
     uint32_t quads = len / 4;
     for (uint32_t q = 0; q < quads; ++q) {
       uint32_t four = in4.GetValue(q);
-      y.SetValue(4 * q, values.GetValue(four & 0xFFu));
-      y.SetValue(4 * q + 1, values.GetValue((four >> 8) & 0xFFu));
-      y.SetValue(4 * q + 2, values.GetValue((four >> 16) & 0xFFu));
-      y.SetValue(4 * q + 3, values.GetValue(four >> 24));
+      for (uint32_t w = 0; w < 4 / kPerWord; ++w) {
+        uint64_t word = 0;
+        for (uint32_t k = 0; k < kPerWord; ++k) {
+          uint32_t code = (four >> (8 * (w * kPerWord + k))) & 0xFFu;
+          word |= static_cast<uint64_t>(values.GetValue(code)) << (kBits * k);
+        }
+        out.SetValue(q * (4 / kPerWord) + w, word);
+      }
     }
     for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, values.GetValue(x.GetValue(i)));
   }
 
-  // fp16/bf16 -> HiF8 -> fp16/bf16: a pair per 32-bit read and per 32-bit write.
-  static __aicore__ inline void FakeQuantWords(LocalTensor<TIn> x, LocalTensor<TOut> y,
-                                               LocalTensor<uint8_t> magnitudes,
+  // fp16/bf16 -> HiF8 -> fp16/bf16: four per 64-bit read and per 64-bit write.
+  static __aicore__ inline void FakeQuantWords(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<kBf16> encode,
                                                LocalTensor<TOut> values, uint32_t len) {
-    LocalTensor<uint32_t> in2 = x.template ReinterpretCast<uint32_t>();
-    LocalTensor<uint32_t> out2 = y.template ReinterpretCast<uint32_t>();
-    uint32_t pairs = len / 2;
-    for (uint32_t p = 0; p < pairs; ++p) {
-      uint32_t two = in2.GetValue(p);
-      uint32_t lo = values.GetValue(Encode(magnitudes, two & 0xFFFFu));
-      uint32_t hi = values.GetValue(Encode(magnitudes, two >> 16));
-      out2.SetValue(p, lo | (hi << 16));
+    LocalTensor<uint64_t> in4 = x.template ReinterpretCast<uint64_t>();
+    LocalTensor<uint64_t> out4 = y.template ReinterpretCast<uint64_t>();
+    uint32_t quads = len / 4;
+    for (uint32_t q = 0; q < quads; ++q) {
+      uint32_t codes = encode.Four(in4.GetValue(q));
+      uint64_t word = 0;
+      for (uint32_t k = 0; k < 4; ++k) {
+        word |= static_cast<uint64_t>(values.GetValue((codes >> (8 * k)) & 0xFFu)) << (16 * k);
+      }
+      out4.SetValue(q, word);
     }
-    if (len % 2 != 0) y.SetValue(len - 1, values.GetValue(Encode(magnitudes, x.GetValue(len - 1))));
+    for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, values.GetValue(encode(x.GetValue(i))));
   }
 
   __aicore__ inline void CopyOut(uint64_t offset, uint32_t len) {
@@ -354,9 +398,9 @@ class Fp32FakeQuant {
   TBuf<TPosition::VECCALC> maskBuf_;
 };
 
-template <typename TIn, typename TOut, LutKind kind>
+template <typename TIn, typename TOut, LutKind kind, bool kBf16 = false>
 __aicore__ inline void RunLutCast(GM_ADDR input, GM_ADDR output, GM_ADDR lut, const Hif8CastTiling& t, TPipe* pipe) {
-  LutCast<TIn, TOut, kind> op;
+  LutCast<TIn, TOut, kind, kBf16> op;
   op.Init(input, output, lut, t, pipe);
   op.Process();
 }
@@ -369,8 +413,10 @@ extern "C" __global__ __vector__ void amct_hifloat8_cast_kernel(GM_ADDR input, G
   TPipe pipe;
   switch (t.castMode) {
     case amct_hif8::kEncodeFp16:
-    case amct_hif8::kEncodeBf16:
       RunLutCast<uint16_t, uint8_t, LutKind::kEncode>(input, output, lut, t, &pipe);
+      break;
+    case amct_hif8::kEncodeBf16:
+      RunLutCast<uint16_t, uint8_t, LutKind::kEncode, true>(input, output, lut, t, &pipe);
       break;
     case amct_hif8::kDecodeFp16:
     case amct_hif8::kDecodeBf16:
@@ -380,8 +426,10 @@ extern "C" __global__ __vector__ void amct_hifloat8_cast_kernel(GM_ADDR input, G
       RunLutCast<uint8_t, uint32_t, LutKind::kDecode>(input, output, lut, t, &pipe);
       break;
     case amct_hif8::kFakeQuantFp16:
-    case amct_hif8::kFakeQuantBf16:
       RunLutCast<uint16_t, uint16_t, LutKind::kFakeQuant>(input, output, lut, t, &pipe);
+      break;
+    case amct_hif8::kFakeQuantBf16:
+      RunLutCast<uint16_t, uint16_t, LutKind::kFakeQuant, true>(input, output, lut, t, &pipe);
       break;
     case amct_hif8::kFakeQuantFp32: {
       Fp32FakeQuant op;

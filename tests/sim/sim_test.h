@@ -77,8 +77,13 @@ bool ExpectOk(const std::string& name, F f) {
   return true;
 }
 
-// One-block launch of `body` (a kernel body); type-erased so that Launch is instantiated once.
-inline void Run1(const std::function<void()>& body) { amct_sim::Launch("test_kernel", 1, body); }
+// Launches type-erased kernel bodies, so that the tests instantiate amct_sim::Launch once.
+inline void LaunchF(const char* kernel, uint32_t blockDim, const std::function<void()>& body) {
+  amct_sim::Launch(kernel, blockDim, body);
+}
+
+// One-block launch of `body` (a kernel body).
+inline void Run1(const std::function<void()>& body) { LaunchF("test_kernel", 1, body); }
 
 inline uint32_t FloatBits(float f) {
   uint32_t u;

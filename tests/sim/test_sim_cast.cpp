@@ -185,7 +185,7 @@ template <class D, class S>
 bool RunCast(const std::vector<S>& src, RoundMode mode, std::vector<D>* out, std::string* err) {
   out->assign(src.size(), D{});
   try {
-    amct_sim::Launch("cast_kernel", 1, [&] {
+    simtest::LaunchF("cast_kernel", 1, [&] {
       TPipe pipe;
       TBuf<TPosition::VECCALC> bs, bd;
       constexpr uint32_t kChunk = 4096;

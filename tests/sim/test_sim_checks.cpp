@@ -334,7 +334,7 @@ void TestNoGmScope() {
                                      "GmScope"},
               [&] {
                 std::vector<float> local(64);
-                amct_sim::Launch("no_scope_kernel", 1, [&] {
+                simtest::LaunchF("no_scope_kernel", 1, [&] {
                   GlobalTensor<float> g;
                   g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(local.data()));
                   g.GetValue(0);
@@ -993,7 +993,7 @@ void TestPipeline() {
   for (int bufs = 1; bufs <= 2; ++bufs) {
     const std::string name = "pipeline_tque_copyin_compute_copyout_buffers_" + std::to_string(bufs);
     if (!ExpectOk(name, [&] {
-          amct_sim::Launch("pipeline_kernel", 7, [&] { PipelineKernel(x.data(), y.data(), n, 1000, bufs); });
+          simtest::LaunchF("pipeline_kernel", 7, [&] { PipelineKernel(x.data(), y.data(), n, 1000, bufs); });
         })) {
       continue;
     }

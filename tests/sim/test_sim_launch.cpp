@@ -55,7 +55,7 @@ void ScaleKernel(const float* x, float* y, uint32_t n, uint32_t tile) {
 std::vector<float> RunScale(const std::vector<float>& x, uint32_t blocks, uint32_t tile) {
   std::vector<float> y(x.size(), -1.0f);
   amct_sim::GmScope scope{{x.data(), x.size() * 4, false}, {y.data(), y.size() * 4, true}};
-  amct_sim::Launch("scale_kernel", blocks, [&] { ScaleKernel(x.data(), y.data(), static_cast<uint32_t>(x.size()), tile); });
+  simtest::LaunchF("scale_kernel", blocks, [&] { ScaleKernel(x.data(), y.data(), static_cast<uint32_t>(x.size()), tile); });
   return y;
 }
 
@@ -92,7 +92,7 @@ void TestLaunch() {
     std::unique_ptr<EnvGuard> s;
     if (seed != nullptr) s.reset(new EnvGuard("AMCT_SIM_SEED", seed));
     std::vector<int64_t> seen;
-    amct_sim::Launch("order_kernel", 16, [&] { seen.push_back(GetBlockIdx()); });
+    simtest::LaunchF("order_kernel", 16, [&] { seen.push_back(GetBlockIdx()); });
     return seen;
   };
   std::vector<int64_t> o1 = order(nullptr), o2 = order(nullptr), o3 = order("12345");
@@ -109,7 +109,7 @@ void TestLaunch() {
   std::mutex mu;
   std::map<int64_t, int64_t> ids;
   ExpectOk("launch_block_idx_num", [&] {
-    amct_sim::Launch("ids_kernel", 9, [&] {
+    simtest::LaunchF("ids_kernel", 9, [&] {
       std::lock_guard<std::mutex> lock(mu);
       ids[GetBlockIdx()] = GetBlockNum();
     });
@@ -121,7 +121,7 @@ void TestLaunch() {
   // Poisoned UB: 0xFF by default (NaN), AMCT_SIM_POISON overrides; each block starts poisoned.
   uint32_t firstWord = 0, afterWrite = 0;
   auto peek = [&](uint32_t* out, bool scribble) {
-    amct_sim::Launch("poison_kernel", 1, [&] {
+    simtest::LaunchF("poison_kernel", 1, [&] {
       TPipe pipe;
       TBuf<TPosition::VECCALC> b;
       pipe.InitBuffer(b, 64);
@@ -149,7 +149,7 @@ void TestLaunch() {
   {
     EnvGuard p("AMCT_SIM_THREADS", "abc");
     ExpectError("launch_threads_env_invalid", {"AMCT_SIM_THREADS='abc' is not an integer"},
-                [&] { amct_sim::Launch("k", 2, [] {}); });
+                [&] { simtest::LaunchF("k", 2, [] {}); });
   }
 #endif
 
@@ -157,12 +157,12 @@ void TestLaunch() {
   ExpectError("launch_worker_exception_rethrown", {"kernel throw_kernel, block 3 of 8", "uncaught exception",
                                                    "boom in block 3"},
               [] {
-                amct_sim::Launch("throw_kernel", 8, [] {
+                simtest::LaunchF("throw_kernel", 8, [] {
                   if (GetBlockIdx() == 3) throw std::runtime_error("boom in block 3");
                 });
               });
   ExpectError("launch_first_error_lowest_block", {"block 2 of 8", "Adds"}, [] {
-    amct_sim::Launch("two_errors", 8, [] {
+    simtest::LaunchF("two_errors", 8, [] {
       if (GetBlockIdx() == 2 || GetBlockIdx() == 5) {
         LocalTensor<float> t;
         Adds(t, t, 1.0f, 8);
@@ -170,16 +170,16 @@ void TestLaunch() {
     });
   });
   ExpectError("launch_nested_rejected", {"Launch called from inside a running block"},
-              [] { amct_sim::Launch("outer", 1, [] { amct_sim::Launch("inner", 1, [] {}); }); });
-  ExpectError("launch_blockdim_zero", {"blockDim 0 is not in [1, 40]"}, [] { amct_sim::Launch("k", 0, [] {}); });
-  ExpectError("launch_blockdim_over_cores", {"blockDim 41 is not in [1, 40]"}, [] { amct_sim::Launch("k", 41, [] {}); });
-  ExpectOk("launch_blockdim_at_cores", [] { amct_sim::Launch("k", 40, [] {}); });
+              [] { simtest::LaunchF("outer", 1, [] { simtest::LaunchF("inner", 1, [] {}); }); });
+  ExpectError("launch_blockdim_zero", {"blockDim 0 is not in [1, 40]"}, [] { simtest::LaunchF("k", 0, [] {}); });
+  ExpectError("launch_blockdim_over_cores", {"blockDim 41 is not in [1, 40]"}, [] { simtest::LaunchF("k", 41, [] {}); });
+  ExpectOk("launch_blockdim_at_cores", [] { simtest::LaunchF("k", 40, [] {}); });
 
   const uint64_t before = amct_sim::LaunchCount();
-  amct_sim::Launch("count_kernel", 1, [] {});
-  amct_sim::Launch("count_kernel", 3, [] {});
+  simtest::LaunchF("count_kernel", 1, [] {});
+  simtest::LaunchF("count_kernel", 3, [] {});
   try {
-    amct_sim::Launch("count_kernel", 100, [] {});
+    simtest::LaunchF("count_kernel", 100, [] {});
   } catch (const amct_sim::SimError&) {
   }
   Check("launch_counter_counts_calls", amct_sim::LaunchCount() == before + 3,
@@ -192,7 +192,7 @@ void TestRaces() {
   amct_sim::GmScope scope{{in.data(), in.size() * 4, false}, {out.data(), out.size() * 4, true}};
   // Block b writes `len` floats at out + start(b), after reading `rlen` floats at out + rstart(b).
   auto writer = [&](auto start, uint32_t len, auto rstart, uint32_t rlen) {
-    amct_sim::Launch("race_kernel", 4, [&, start, len, rstart, rlen] {
+    simtest::LaunchF("race_kernel", 4, [&, start, len, rstart, rlen] {
       TPipe pipe;
       TQue<TPosition::VECIN, 1> qi;
       TQue<TPosition::VECOUT, 1> qo;
@@ -230,7 +230,7 @@ void TestRaces() {
     writer([](uint32_t) { return 0u; }, 100, none, 0);
   });
   ExpectError("race_getvalue_on_written_gm", {"race", "GlobalTensor::GetValue", "writes them in this launch"}, [&] {
-    amct_sim::Launch("getvalue_kernel", 2, [&] {
+    simtest::LaunchF("getvalue_kernel", 2, [&] {
       TPipe pipe;
       TQue<TPosition::VECOUT, 1> qo;
       pipe.InitBuffer(qo, 1, 256);
@@ -248,7 +248,7 @@ void TestRaces() {
     });
   });
   ExpectOk("race_getvalue_on_input_ok", [&] {
-    amct_sim::Launch("getvalue_input_kernel", 4, [&] {
+    simtest::LaunchF("getvalue_input_kernel", 4, [&] {
       GlobalTensor<float> g;
       g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(in.data()), in.size());
       for (uint32_t i = 0; i < 64; ++i) (void)g.GetValue(i * 7);
@@ -256,7 +256,7 @@ void TestRaces() {
   });
   // Interleaved strided rows: block b writes rows b, b+4, b+8, ... (disjoint).
   ExpectOk("race_interleaved_strided_rows_ok", [&] {
-    amct_sim::Launch("strided_kernel", 4, [&] {
+    simtest::LaunchF("strided_kernel", 4, [&] {
       TPipe pipe;
       TQue<TPosition::VECOUT, 1> qo;
       pipe.InitBuffer(qo, 1, 8192);
@@ -337,10 +337,10 @@ void TestPlatform() {
 
   ExpectOk("platform_one_core", [] {
     amct_sim::SetPlatform(1, 0);
-    amct_sim::Launch("k", 1, [] {});
+    simtest::LaunchF("k", 1, [] {});
   });
   ExpectError("platform_one_core_blockdim_2_rejected", {"blockDim 2 is not in [1, 1]"},
-              [] { amct_sim::Launch("k", 2, [] {}); });
+              [] { simtest::LaunchF("k", 2, [] {}); });
   std::vector<float> x(7919);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
   std::vector<float> y1, y7;
@@ -352,7 +352,7 @@ void TestPlatform() {
   });
   Check("platform_prime_core_count_values", ScaleOk(x, y1, 1) && ScaleOk(x, y7, 7));
   ExpectError("platform_blockdim_over_prime_cores", {"blockDim 8 is not in [1, 7]"},
-              [] { amct_sim::Launch("k", 8, [] {}); });
+              [] { simtest::LaunchF("k", 8, [] {}); });
   ExpectOk("platform_blockdim_more_than_elements", [&] {
     std::vector<float> tiny(3, 2.0f);
     std::vector<float> r = RunScale(tiny, 7, 32);  // blocks 3..6 get no elements
@@ -362,7 +362,7 @@ void TestPlatform() {
 
   ExpectOk("platform_ub_override_is_launch_limit", [] {
     amct_sim::SetPlatform(0, 4096);
-    amct_sim::Launch("k", 1, [] {
+    simtest::LaunchF("k", 1, [] {
       TPipe pipe;
       TBuf<TPosition::VECCALC> b;
       pipe.InitBuffer(b, 4096);
@@ -370,7 +370,7 @@ void TestPlatform() {
     if (amct_sim::GetPlatform().ubBytes != 4096) throw std::runtime_error("facts");
   });
   ExpectError("platform_ub_override_rejects_more", {"over the UB limit of 4096"}, [] {
-    amct_sim::Launch("k", 1, [] {
+    simtest::LaunchF("k", 1, [] {
       TPipe pipe;
       TBuf<TPosition::VECCALC> b;
       pipe.InitBuffer(b, 4128);
@@ -396,7 +396,7 @@ void TestPlatform() {
     EnvGuard u("AMCT_SIM_UB_SIZE", "1000000");
     ExpectError("platform_env_ub_larger_than_arch", {"environment AMCT_SIM_UB_SIZE", "UB bytes must be in"},
                 [] { amct_sim::GetPlatform(); });
-    ExpectError("platform_env_invalid_reaches_launch", {"AMCT_SIM_UB_SIZE"}, [] { amct_sim::Launch("k", 1, [] {}); });
+    ExpectError("platform_env_invalid_reaches_launch", {"AMCT_SIM_UB_SIZE"}, [] { simtest::LaunchF("k", 1, [] {}); });
   }
   f = amct_sim::GetPlatform();
   Check("platform_restored", f.aivCores == 40 && f.ubBytes == kArchUb);

@@ -47,7 +47,7 @@ L3_THRESHOLD = 2.0          # A2.6
 CODE_MAX = 7.0              # A2.7: the code clamp, 1.75
 E6M2_BIAS = 48              # A3: byte 0 = (e + 48) * 4 + (q - 4)
 POISON_BYTE = 0xFF          # A3: byte 0 of a poisoned block
-NAN_BITS_32 = 0x7FC00000    # C2: the canonical quiet NaN written for poisoned blocks
+_NAN = float("nan")         # C2: written as the canonical quiet NaN 7FC00000
 
 
 def _dtype_name(dtype):
@@ -170,9 +170,9 @@ def _quantise_blocks(x32):
     out = out * _pow2(l3.to(_I32))[..., None]
     out = out * S[..., None, None, None]
 
-    # A2.9 Poison: every element of a poisoned block becomes NaN (canonical quiet NaN, C2).
-    nan = torch.tensor(NAN_BITS_32, dtype=_I32, device=x32.device).view(_F32)
-    out = torch.where(poisoned[..., None, None, None], nan, out)
+    # A2.9 Poison: every element of a poisoned block becomes NaN (Python's NaN is the
+    # canonical quiet NaN 7FC00000, C2).
+    out = out.masked_fill(poisoned[..., None, None, None], _NAN)
 
     return {
         "poisoned": poisoned, "e": e, "q": q, "S": S, "rec": rec, "l2": l2, "l3": l3,
@@ -228,8 +228,8 @@ def hifloat4_fake_quant_ref(x, qdim=-1):
 
 def _flag_byte(bits):
     """A3: 8 flags (fp32 0/1, last dim 8) -> one byte, MSB first: bit 7-i holds flag i."""
-    weights = torch.tensor([128, 64, 32, 16, 8, 4, 2, 1], dtype=_I64, device=bits.device)
-    return (bits.to(_I64) * weights).sum(dim=-1)
+    shifts = torch.arange(7, -1, -1, dtype=_I64, device=bits.device)    # 7, 6, ..., 0
+    return (bits.to(_I64) << shifts).sum(dim=-1)
 
 
 def hifloat4_pack_ref(x):
@@ -337,7 +337,6 @@ def hifloat4_unpack_ref(scale, value, dtype=None):
     mag = S[..., None, None, None] * _pow2(de)[..., None] * (code * 0.25)
     out = (1.0 - 2.0 * sign) * mag
     # A4: byte 0 = FF -> all 64 outputs NaN.
-    nan = torch.tensor(NAN_BITS_32, dtype=_I32, device=scale.device).view(_F32)
-    out = torch.where((b0 == POISON_BYTE)[..., None, None, None], nan, out)
+    out = out.masked_fill((b0 == POISON_BYTE)[..., None, None, None], _NAN)
     # C4: the fp32 values cast with RNE to the requested dtype.
     return out.reshape(lead + (BLOCK * g,)).to(dtype).contiguous()
