@@ -2,6 +2,10 @@
 
 #include "amct_sim_host.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace amct {
 
 std::string dtypeName(at::ScalarType type) {
@@ -51,6 +55,20 @@ void checkDtype(const char* op, const char* argument, at::ScalarType actual,
     if (t == actual) return;
   }
   TORCH_CHECK(false, op, ": ", argument, " dtype must be ", dtypeList(allowed), ", got ", dtypeName(actual));
+}
+
+void adviseHugePages(const at::Tensor& output) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
+  if (byteSize(output) < 4 * kHugePage) return;
+  uintptr_t begin = reinterpret_cast<uintptr_t>(output.data_ptr());
+  uintptr_t end = begin + byteSize(output);
+  uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  uintptr_t last = end & ~(kHugePage - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);  // advice only
+#else
+  (void)output;
+#endif
 }
 
 PlatformFacts simPlatformFacts() {

@@ -42,6 +42,11 @@ at::Tensor tilingTensor(const Tiling& tiling) {
   return bytes;
 }
 
+// CPU backend: ask the kernel for transparent huge pages on a large, still untouched output,
+// so that writing it costs a few faults instead of one per 4 KB page (Linux; a no-op
+// elsewhere, for small tensors, or when THP is off).
+void adviseHugePages(const at::Tensor& output);
+
 // Raw byte pointer of a tensor's data, as the kernel launchers take it.
 inline uint8_t* bytePtr(const at::Tensor& t) { return static_cast<uint8_t*>(t.data_ptr()); }
 

@@ -19,6 +19,7 @@ using amct::byteSize;
 
 void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
                const at::Tensor& lut, const at::Tensor& tiling) {
+  amct::adviseHugePages(output);
   amct_sim::GmScope data{{input.data_ptr(), byteSize(input), false},
                          {output.data_ptr(), byteSize(output), true},
                          {tiling.data_ptr(), byteSize(tiling), false}};
