@@ -25,4 +25,6 @@
 #include "sim_vector.h"
 #include "sim_cast.h"
 #include "sim_compare.h"
+#include "sim_reduce.h"
+#include "sim_gather.h"
 #include "sim_launch.h"

@@ -178,13 +178,30 @@ inline D SaturateFloatToInt(float r) {  // r already integral (or NaN/Inf)
   return static_cast<D>(r);
 }
 
+// trunc and round-half-even without libm calls (baseline x86-64 has no roundps), so that the
+// loops vectorise: below 2^23 through an int32 conversion / the 2^23 addition trick, at or
+// above it (and for Inf/NaN) the value is already integral. copysign keeps -0.0.
+inline float TruncFloat(float x) {
+  const float a = std::fabs(x);
+  const bool small = a < 8388608.0f;
+  const float t = static_cast<float>(static_cast<int32_t>(small ? a : 0.0f));
+  return small ? std::copysign(t, x) : x;
+}
+
+inline float RintFloat(float x) {  // default FP environment: ties to even
+  const float a = std::fabs(x);
+  const bool small = a < 8388608.0f;
+  const float r = ((small ? a : 0.0f) + 8388608.0f) - 8388608.0f;
+  return small ? std::copysign(r, x) : x;
+}
+
 inline float RoundFloatIntegral(float x, Rnd r) {
   switch (r) {
     case Rnd::kFloor: return std::floor(x);
     case Rnd::kCeil: return std::ceil(x);
     case Rnd::kRound: return std::round(x);
-    case Rnd::kTrunc: return std::trunc(x);
-    default: return std::nearbyint(x);  // default FP environment: ties to even
+    case Rnd::kTrunc: return TruncFloat(x);
+    default: return RintFloat(x);
   }
 }
 
@@ -267,9 +284,14 @@ inline void CastImpl(Opnd d, Opnd s, AscendC::RoundMode roundMode, uint32_t coun
   UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(s.usedBytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);
   AMCT_SIM_BARRIER();
-  if (d.ptr == s.ptr) {  // full alias (same size types): convert through a copy
-    std::vector<U> tmp(reinterpret_cast<const U*>(s.ptr), reinterpret_cast<const U*>(s.ptr) + count);
-    CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr), tmp.data(), count, RndOf(roundMode));
+  if (d.ptr == s.ptr) {  // full alias (same size types): convert chunks through a stack copy
+    constexpr uint32_t kChunk = 2048;
+    alignas(64) U tmp[kChunk];
+    for (uint32_t done = 0; done < count; done += kChunk) {
+      const uint32_t n = count - done < kChunk ? count - done : kChunk;
+      std::memcpy(tmp, s.ptr + static_cast<size_t>(done) * sizeof(U), static_cast<size_t>(n) * sizeof(U));
+      CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr) + done, tmp, n, RndOf(roundMode));
+    }
   } else {
     CastDispatch<T, U>(reinterpret_cast<T*>(d.ptr), reinterpret_cast<const U*>(s.ptr), count, RndOf(roundMode));
   }

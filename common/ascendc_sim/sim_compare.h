@@ -134,6 +134,24 @@ inline void CompareImpl(const char* api, Opnd d, Opnd a, const Opnd* b, T scalar
   AMCT_SIM_BARRIER();
 }
 
+template <class Bits>
+inline void SelectGroup(Bits* d, uint32_t maskByte, const Bits* a, const Bits* b, uint32_t lanes) {
+#pragma GCC ivdep
+  for (uint32_t k = 0; k < lanes; ++k) {
+    const Bits keep = static_cast<Bits>(0u - ((maskByte >> k) & 1u));
+    d[k] = static_cast<Bits>((a[k] & keep) | (b[k] & static_cast<Bits>(~keep)));
+  }
+}
+
+template <class Bits>
+inline void SelectGroupScalar(Bits* d, uint32_t maskByte, const Bits* a, Bits fill, uint32_t lanes) {
+#pragma GCC ivdep
+  for (uint32_t k = 0; k < lanes; ++k) {
+    const Bits keep = static_cast<Bits>(0u - ((maskByte >> k) & 1u));
+    d[k] = static_cast<Bits>((a[k] & keep) | (fill & static_cast<Bits>(~keep)));
+  }
+}
+
 // Mode 2 (b != nullptr): dst[i] = mask bit i ? src0[i] : src1[i]; mode 1: ... : scalar.
 template <class T>
 inline void SelectImpl(Opnd d, Opnd m, Opnd a, const Opnd* b, T scalar, AscendC::SELMODE selMode, uint32_t count) {
@@ -170,11 +188,23 @@ inline void SelectImpl(Opnd d, Opnd m, Opnd a, const Opnd* b, T scalar, AscendC:
   if (b != nullptr) UbRead(c, kPipeV, seq, bb.off, static_cast<uint32_t>(bytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
   AMCT_SIM_BARRIER();
+  // Typed loops over groups of 8 lanes (one mask byte), bit patterns moved as unsigned
+  // integers (no float semantics): the compiler vectorises them. dst may fully alias a source.
+  using Bits = typename std::conditional<sizeof(T) == 2, uint16_t, uint32_t>::type;
+  static_assert(sizeof(T) == sizeof(Bits), "Select: 16- or 32-bit lanes");
   const uint8_t* mask = m.ptr;
-  for (uint32_t i = 0; i < count; ++i) {
-    const bool take0 = (mask[i >> 3] >> (i & 7)) & 1u;
-    const T v = take0 ? LoadElem<T>(a.ptr, i) : (b != nullptr ? LoadElem<T>(bb.ptr, i) : scalar);
-    std::memcpy(d.ptr + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
+  Bits* pd = reinterpret_cast<Bits*>(d.ptr);
+  const Bits* pa = reinterpret_cast<const Bits*>(a.ptr);
+  const uint32_t full = count / 8;
+  if (b != nullptr) {
+    const Bits* pb = reinterpret_cast<const Bits*>(bb.ptr);
+    for (uint32_t g = 0; g < full; ++g) SelectGroup(pd + 8 * g, mask[g], pa + 8 * g, pb + 8 * g, 8);
+    if (count % 8 != 0) SelectGroup(pd + 8 * full, mask[full], pa + 8 * full, pb + 8 * full, count % 8);
+  } else {
+    Bits fill;
+    std::memcpy(&fill, &scalar, sizeof(Bits));
+    for (uint32_t g = 0; g < full; ++g) SelectGroupScalar(pd + 8 * g, mask[g], pa + 8 * g, fill, 8);
+    if (count % 8 != 0) SelectGroupScalar(pd + 8 * full, mask[full], pa + 8 * full, fill, count % 8);
   }
   AMCT_SIM_BARRIER();
 }
