@@ -262,12 +262,13 @@ class TestD2Vectors(Base):
 # D3 fuzzing vs the reference, D4 the C5 identity on the same inputs
 # =============================================================================================
 
-# (shape, qdim): the -1 / last, 0 / -rank and middle dims, each in both forms. Each case holds
-# 368,640 elements, so a dtype gets 2,211,840.
+# (shape, qdim): the -1 / last, 0 / -rank and middle dims, each in both forms. Every shape has
+# a second dim whose length is a multiple of 64, so quantising along a wrong dim gives wrong
+# bits instead of an error. Each case holds 368,640 elements, so a dtype gets 2,211,840.
 FUZZ_CASES = (
-    ((5, 36, 2048), -1), ((5, 36, 2048), 2),
-    ((2048, 9, 20), 0), ((1024, 9, 40), -3),
-    ((12, 640, 48), 1), ((12, 640, 48), -2),
+    ((64, 9, 640), -1), ((64, 9, 640), 2),
+    ((640, 9, 64), 0), ((640, 9, 64), -3),
+    ((10, 576, 64), 1), ((10, 576, 64), -2),
 )
 FUZZ_SEEDS = {F16: 3001, BF16: 3002, F32: 3003}
 

@@ -17,7 +17,7 @@ KERNELS = sorted(ROOT.glob("*/op_kernel/*_kernel.cpp"))
 
 def compile_kernel(path, arch):
     cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-DAMCT_KERNEL_SIM",
-           f"-D__NPU_ARCH__={arch}", f"-I{SIM}", f"-I{path.parent}", str(path)]
+           f"-D__NPU_ARCH__={arch}", f"-I{SIM}", f"-I{ROOT / 'common' / 'op_kernel'}", f"-I{path.parent}", str(path)]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 

@@ -132,7 +132,8 @@ function(amct_add_operator op)
   add_library(${_cpu} SHARED ${ARG_HOST} "${_wrapper}")
   amct_use_torch(${_cpu})
   amct_link_common(${_cpu})
-  target_include_directories(${_cpu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension")
+  target_include_directories(${_cpu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
+                             "${AMCT_COMMON_DIR}/op_kernel")
   target_compile_definitions(${_cpu} PRIVATE AMCT_KERNEL_SIM=1 AMCT_SIM_WITH_ATEN=1)
   target_compile_options(${_cpu} PRIVATE -O3)
 
@@ -147,7 +148,8 @@ function(amct_add_operator op)
     add_library(${_npu} SHARED ${ARG_NPU_HOST} "${_kernel}")
     amct_use_torch(${_npu})
     amct_use_cann(${_npu})
-    target_include_directories(${_npu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension")
+    target_include_directories(${_npu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
+                               "${AMCT_COMMON_DIR}/op_kernel")
     target_compile_options(${_npu} PRIVATE $<$<COMPILE_LANGUAGE:ASC>:--npu-arch=${AMCT_NPU_ARCH} -DASCENDC_DUMP=0>)
     # Host code (validation, tiling, LUTs) lives in the CPU library; the NPU one reuses it.
     target_link_libraries(${_npu} PRIVATE ${_cpu} "${AMCT_COMMON_BUILD_DIR}/libamct_common_npu.so")

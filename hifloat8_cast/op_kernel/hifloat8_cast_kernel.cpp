@@ -7,6 +7,7 @@
 // dominates, so one single-buffered VECIN/VECOUT pair suffices. Mode 7 (fp32 fake-quant)
 // uses the arithmetic formulation of hifloat8.md A4 with vector ops.
 #include "kernel_operator.h"
+#include "amct_kernel_common.h"
 #include "hifloat8_cast_tiling.h"
 
 using namespace AscendC;
@@ -15,34 +16,12 @@ namespace {
 
 using amct_hif8::Hif8CastTiling;
 
-__aicore__ inline Hif8CastTiling LoadTiling(GM_ADDR tiling) {
-  Hif8CastTiling t;
-  const __gm__ uint32_t* words = reinterpret_cast<const __gm__ uint32_t*>(tiling);
-  uint32_t* fields = reinterpret_cast<uint32_t*>(&t);
-  for (uint32_t i = 0; i < sizeof(Hif8CastTiling) / sizeof(uint32_t); ++i) {
-    fields[i] = words[i];
-  }
-  return t;
-}
-
-// The elements this core converts: [start, start + length) of the flat tensor.
-struct BlockRange {
-  uint64_t start;
-  uint64_t length;
-};
+using amct_kernel::BlockRange;
+using amct_kernel::ForEachTile;
+using amct_kernel::WaitForPipe;
 
 __aicore__ inline BlockRange RangeOfThisBlock(const Hif8CastTiling& t) {
-  uint64_t block = static_cast<uint64_t>(GetBlockIdx());
-  bool last = block + 1 == t.blockNum;
-  return BlockRange{block * t.numPerCore, last ? t.tailNumLastCore : t.numPerCore};
-}
-
-// MTE2/V/MTE3 results become visible to the scalar unit (or the reverse) only after a flag.
-template <HardEvent event>
-__aicore__ inline void WaitForPipe() {
-  int32_t id = static_cast<int32_t>(GetTPipePtr()->FetchEventID(event));
-  SetFlag<event>(id);
-  WaitFlag<event>(id);
+  return amct_kernel::RangeOfThisBlock(t.blockNum, t.numPerCore, t.tailNumLastCore);
 }
 
 // The magnitude-LUT encode rule shared by encode and fake-quant: code 00 for a zero
@@ -129,13 +108,11 @@ class LutCast {
 
   __aicore__ inline void Process() {
     LoadLut();
-    for (uint64_t done = 0; done < range_.length; done += tileLength_) {
-      uint64_t rest = range_.length - done;
-      uint32_t len = rest < tileLength_ ? static_cast<uint32_t>(rest) : tileLength_;
-      CopyIn(done, len);
+    ForEachTile(range_.length, tileLength_, [this](uint64_t offset, uint32_t len) {
+      CopyIn(offset, len);
       Compute(len);
-      CopyOut(done, len);
-    }
+      CopyOut(offset, len);
+    });
   }
 
  private:
@@ -268,13 +245,11 @@ class Fp32FakeQuant {
   }
 
   __aicore__ inline void Process() {
-    for (uint64_t done = 0; done < range_.length; done += tileLength_) {
-      uint64_t rest = range_.length - done;
-      uint32_t len = rest < tileLength_ ? static_cast<uint32_t>(rest) : tileLength_;
-      CopyIn(done, len);
+    ForEachTile(range_.length, tileLength_, [this](uint64_t offset, uint32_t len) {
+      CopyIn(offset, len);
       Compute(len);
-      CopyOut(done, len);
-    }
+      CopyOut(offset, len);
+    });
   }
 
  private:
@@ -409,7 +384,7 @@ __aicore__ inline void RunLutCast(GM_ADDR input, GM_ADDR output, GM_ADDR lut, co
 
 extern "C" __global__ __vector__ void amct_hifloat8_cast_kernel(GM_ADDR input, GM_ADDR output, GM_ADDR lut,
                                                                 GM_ADDR tiling) {
-  Hif8CastTiling t = LoadTiling(tiling);
+  Hif8CastTiling t = amct_kernel::LoadTiling<Hif8CastTiling>(tiling);
   TPipe pipe;
   switch (t.castMode) {
     case amct_hif8::kEncodeFp16:

@@ -1,0 +1,53 @@
+// Kernel-side helpers every amct_ops AscendC kernel may share. Uses only the API subset of
+// ascendc_subset.md; included after "kernel_operator.h".
+#pragma once
+
+#include "kernel_operator.h"
+
+namespace amct_kernel {
+
+// Copies the tiling struct from GM with 32-bit reads (the only raw GM dereference allowed).
+template <typename Tiling>
+__aicore__ inline Tiling LoadTiling(GM_ADDR tiling) {
+  static_assert(sizeof(Tiling) % sizeof(uint32_t) == 0, "tiling structs are whole 32-bit words");
+  Tiling t;
+  const __gm__ uint32_t* words = reinterpret_cast<const __gm__ uint32_t*>(tiling);
+  uint32_t* fields = reinterpret_cast<uint32_t*>(&t);
+  for (uint32_t i = 0; i < sizeof(Tiling) / sizeof(uint32_t); ++i) {
+    fields[i] = words[i];
+  }
+  return t;
+}
+
+// The part of a flat range this core works on: [start, start + length).
+struct BlockRange {
+  uint64_t start;
+  uint64_t length;
+};
+
+// Upstream's split: every core but the last takes numPerCore units, the last one the rest.
+__aicore__ inline BlockRange RangeOfThisBlock(uint32_t blockNum, uint64_t numPerCore, uint64_t tailNumLastCore) {
+  uint64_t block = static_cast<uint64_t>(AscendC::GetBlockIdx());
+  bool last = block + 1 == blockNum;
+  return BlockRange{block * numPerCore, last ? tailNumLastCore : numPerCore};
+}
+
+// Calls step(offset, len) for the consecutive tiles of at most tileLength covering [0, length).
+template <class Step>
+__aicore__ inline void ForEachTile(uint64_t length, uint32_t tileLength, Step step) {
+  for (uint64_t done = 0; done < length; done += tileLength) {
+    uint64_t rest = length - done;
+    step(done, rest < tileLength ? static_cast<uint32_t>(rest) : tileLength);
+  }
+}
+
+// Makes the results of one pipe visible to another through a flag pair (e.g. MTE2 -> S after
+// a DMA into a TBuf that the scalar unit reads).
+template <AscendC::HardEvent event>
+__aicore__ inline void WaitForPipe() {
+  int32_t id = static_cast<int32_t>(GetTPipePtr()->FetchEventID(event));
+  AscendC::SetFlag<event>(id);
+  AscendC::WaitFlag<event>(id);
+}
+
+}  // namespace amct_kernel
