@@ -18,7 +18,9 @@ using amct_hif8::Hif8CastTiling;
 namespace {
 
 constexpr uint32_t kEncodeLutBytes = 32768;      // fp16: magnitude code per (bits & 0x7FFF)
-constexpr uint32_t kEncodeBf16LutBytes = 8192;   // bf16: whole code per (bits >> 3)
+constexpr uint32_t kEncodeBf16LutBytes = 8192;       // bf16: whole code per (bits >> 3)
+constexpr uint32_t kEncodeBf16FullLutBytes = 65536;  // bf16: whole code per pattern, when it fits
+constexpr uint64_t kFullLutMinTile = 8192;           // ... leaving tiles of at least this many elements
 constexpr uint64_t kMaxTile = 65536;
 
 // ---- HiF8 encode and decode on the host (hifloat8.md A3/A4), used only to build the LUTs ----
@@ -112,15 +114,18 @@ void fillEncodeLutFp16(at::Tensor& lut) {
   for (uint32_t i = 0; i < kEncodeLutBytes; ++i) mag[i] = magnitudeCode(widenHalf(static_cast<uint16_t>(i)));
 }
 
-// bf16: the whole code (sign rule applied) of the pattern (i << 3), which every pattern with
-// the same top 13 bits shares; the kernel encodes exponent-255 lanes itself (NaN vs Inf).
-void fillEncodeLutBf16(at::Tensor& lut) {
+uint8_t bf16Code(uint16_t bits) {
+  uint8_t mag = magnitudeCode(widenBFloat16(bits));
+  return mag == 0 ? 0 : static_cast<uint8_t>(mag | ((bits >> 8) & 0x80u));
+}
+
+// bf16, full table: the whole code (sign rule applied) of every pattern.
+// bf16, top-13 table: the code of the pattern (i << 3), which every pattern with the same top
+// 13 bits shares; the kernel encodes exponent-255 lanes itself (NaN vs Inf).
+void fillEncodeLutBf16(at::Tensor& lut, uint32_t bytes) {
   uint8_t* code = lutData<uint8_t>(lut, 0);
-  for (uint32_t i = 0; i < kEncodeBf16LutBytes; ++i) {
-    uint16_t bits = static_cast<uint16_t>(i << 3);
-    uint8_t mag = magnitudeCode(widenBFloat16(bits));
-    code[i] = mag == 0 ? 0 : static_cast<uint8_t>(mag | ((bits >> 8) & 0x80u));
-  }
+  uint32_t shift = bytes == kEncodeBf16FullLutBytes ? 0 : 3;
+  for (uint32_t i = 0; i < bytes; ++i) code[i] = bf16Code(static_cast<uint16_t>(i << shift));
 }
 
 void fillDecodeLut(at::Tensor& lut, uint32_t byteOffset, at::ScalarType type) {
@@ -145,26 +150,30 @@ struct ModeLayout {
   uint64_t minPerCore;  // fewer elements per core would not pay for the LUT load
 };
 
-ModeLayout layoutOf(CastMode mode) {
+bool isBf16Encode(CastMode mode) { return mode == amct_hif8::kEncodeBf16 || mode == amct_hif8::kFakeQuantBf16; }
+
+// bf16 modes use the full 64 KB code table when `fullBf16Table`, else the 8 KB one.
+ModeLayout layoutOf(CastMode mode, bool fullBf16Table = false) {
+  uint32_t bf16Table = fullBf16Table ? kEncodeBf16FullLutBytes : kEncodeBf16LutBytes;
   switch (mode) {
     case amct_hif8::kEncodeFp16: return {2, 1, kEncodeLutBytes, 0, 4096};
-    case amct_hif8::kEncodeBf16: return {2, 1, kEncodeBf16LutBytes, 0, 4096};
+    case amct_hif8::kEncodeBf16: return {2, 1, bf16Table, 0, 4096};
     case amct_hif8::kDecodeFp16:
     case amct_hif8::kDecodeBf16: return {1, 2, 0, 512, 2048};
     case amct_hif8::kDecodeFp32: return {1, 4, 0, 1024, 2048};
     case amct_hif8::kFakeQuantFp16: return {2, 2, kEncodeLutBytes, 512, 4096};
-    case amct_hif8::kFakeQuantBf16: return {2, 2, kEncodeBf16LutBytes, 512, 4096};
+    case amct_hif8::kFakeQuantBf16: return {2, 2, bf16Table, 512, 4096};
     default: return {4, 4, 0, 0, 4096};
   }
 }
 
-at::Tensor buildLut(CastMode mode) {
-  ModeLayout layout = layoutOf(mode);
+at::Tensor buildLut(CastMode mode, bool fullBf16Table) {
+  ModeLayout layout = layoutOf(mode, fullBf16Table);
   at::Tensor lut = at::empty({static_cast<int64_t>(layout.encLutBytes + layout.decLutBytes)},
                              at::TensorOptions().dtype(at::kByte));
   switch (mode) {
     case amct_hif8::kEncodeFp16: fillEncodeLutFp16(lut); break;
-    case amct_hif8::kEncodeBf16: fillEncodeLutBf16(lut); break;
+    case amct_hif8::kEncodeBf16: fillEncodeLutBf16(lut, layout.encLutBytes); break;
     case amct_hif8::kDecodeFp16: fillDecodeLut(lut, 0, at::kHalf); break;
     case amct_hif8::kDecodeBf16: fillDecodeLut(lut, 0, at::kBFloat16); break;
     case amct_hif8::kDecodeFp32: fillDecodeLut(lut, 0, at::kFloat); break;
@@ -173,8 +182,8 @@ at::Tensor buildLut(CastMode mode) {
       fillDecodeLut(lut, kEncodeLutBytes, at::kHalf);
       break;
     case amct_hif8::kFakeQuantBf16:
-      fillEncodeLutBf16(lut);
-      fillDecodeLut(lut, kEncodeBf16LutBytes, at::kBFloat16);
+      fillEncodeLutBf16(lut, layout.encLutBytes);
+      fillDecodeLut(lut, layout.encLutBytes, at::kBFloat16);
       break;
     default: return at::Tensor();
   }
@@ -193,8 +202,7 @@ uint64_t ubBudget(CastMode mode, const PlatformFacts& facts) {
 }
 
 // Largest tile for the budget (B4 step 2, and its analogue for mode 7).
-uint64_t maxTileOf(CastMode mode, uint64_t ub) {
-  ModeLayout layout = layoutOf(mode);
+uint64_t maxTileOf(CastMode mode, uint64_t ub, const ModeLayout& layout) {
   uint64_t lutBytes = layout.encLutBytes + layout.decLutBytes;
   TORCH_CHECK(ub > lutBytes, "hifloat8_cast: UB budget ", ub, " bytes cannot hold the ", lutBytes, "-byte LUT");
   uint64_t tile;
@@ -221,7 +229,7 @@ at::Tensor run(CastMode mode, const at::Tensor& input, at::ScalarType outType, c
   if (input.numel() == 0) return output;  // no launch for an empty input
   at::Tensor contiguous = input.contiguous();
   Hif8CastTiling tiling = computeTiling(mode, static_cast<uint64_t>(input.numel()), facts);
-  launch(tiling.blockNum, contiguous, output, mode, lutOf(mode), tilingTensor(tiling));
+  launch(tiling.blockNum, contiguous, output, mode, lutOf(mode, tiling.encLutBytes), tilingTensor(tiling));
   return output;
 }
 
@@ -253,17 +261,25 @@ CastMode fakeQuantMode(at::ScalarType type) {
 
 }  // namespace
 
-const at::Tensor& lutOf(CastMode mode) {
-  static std::array<at::Tensor, amct_hif8::kCastModeCount> luts;
-  static std::array<std::once_flag, amct_hif8::kCastModeCount> built;
-  std::call_once(built[mode], [mode] { luts[mode] = buildLut(mode); });
-  return luts[mode];
+const at::Tensor& lutOf(CastMode mode, uint32_t encLutBytes) {
+  constexpr size_t kTables = 2 * amct_hif8::kCastModeCount;  // bf16 modes have two table sizes
+  static std::array<at::Tensor, kTables> luts;
+  static std::array<std::once_flag, kTables> built;
+  bool full = isBf16Encode(mode) && encLutBytes == kEncodeBf16FullLutBytes;
+  size_t slot = 2 * static_cast<size_t>(mode) + (full ? 1 : 0);
+  std::call_once(built[slot], [mode, full, slot] { luts[slot] = buildLut(mode, full); });
+  return luts[slot];
 }
 
 Hif8CastTiling computeTiling(CastMode mode, uint64_t n, const PlatformFacts& facts) {
-  ModeLayout layout = layoutOf(mode);
   uint64_t ub = ubBudget(mode, facts);
-  uint64_t maxTile = maxTileOf(mode, ub);
+  // bf16: the full table saves work per element; take it when it still leaves big tiles.
+  ModeLayout layout = layoutOf(mode, isBf16Encode(mode));
+  if (isBf16Encode(mode) && (ub <= layout.encLutBytes + layout.decLutBytes ||
+                             maxTileOf(mode, ub, layout) < kFullLutMinTile)) {
+    layout = layoutOf(mode, false);
+  }
+  uint64_t maxTile = maxTileOf(mode, ub, layout);
   uint64_t cores = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores, 65535));
   uint64_t blockNum = std::max<uint64_t>(1, std::min<uint64_t>(cores, n / layout.minPerCore));
   uint64_t numPerCore = n / blockNum;

@@ -32,8 +32,9 @@ at::Tensor decodeMeta(const at::Tensor& input, std::optional<at::ScalarType> dty
 at::Tensor fakeQuantMeta(const at::Tensor& input);
 
 // The host-built table of a mode, once per process (thread-safe): a CPU uint8 tensor holding
-// the encode LUT (if any) followed by the decode LUT (if any); undefined for mode 7.
-const at::Tensor& lutOf(amct_hif8::CastMode mode);
+// the encode LUT (if any, of the tiling's encLutBytes) followed by the decode LUT (if any);
+// undefined for mode 7.
+const at::Tensor& lutOf(amct_hif8::CastMode mode, uint32_t encLutBytes);
 
 // Tiling per hifloat8.md B4/C8 for n > 0 elements on the given platform.
 amct_hif8::Hif8CastTiling computeTiling(amct_hif8::CastMode mode, uint64_t n, const PlatformFacts& facts);

@@ -17,22 +17,22 @@ namespace {
 
 using amct::bytePtr;
 
-// The LUT of each (device, mode), copied to the device on first use and kept for the process.
-at::Tensor deviceLut(amct_hif8::CastMode mode, const at::Tensor& like) {
+// Each host LUT (one per mode and table size, alive for the process), copied to each device on
+// first use and kept there for the process.
+at::Tensor deviceLut(const at::Tensor& host, const at::Tensor& like) {
   static std::mutex mutex;
-  static std::map<std::pair<int, int>, at::Tensor> cache;
-  const at::Tensor& host = amct::hif8::lutOf(mode);
+  static std::map<std::pair<int, const void*>, at::Tensor> cache;  // keyed by the host table
   if (!host.defined()) return at::Tensor();
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(static_cast<int>(like.device().index()), static_cast<int>(mode));
+  auto key = std::make_pair(static_cast<int>(like.device().index()), host.data_ptr());
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(key, amct::uploadTo(host, like)).first;
   return it->second;
 }
 
-void npuLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode mode,
-               const at::Tensor&, const at::Tensor& tiling) {
-  at::Tensor lut = deviceLut(mode, input);
+void npuLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
+               const at::Tensor& hostLut, const at::Tensor& tiling) {
+  at::Tensor lut = deviceLut(hostLut, input);
   at::Tensor deviceTiling = amct::uploadTo(tiling, input);  // alive until after the launch call
   amct_hifloat8_cast_launch(blockDim, amct::currentNpuStream(), bytePtr(input), bytePtr(output),
                             lut.defined() ? bytePtr(lut) : nullptr, bytePtr(deviceTiling));

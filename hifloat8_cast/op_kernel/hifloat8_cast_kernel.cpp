@@ -37,17 +37,25 @@ __aicore__ inline uint8_t SignedCode(uint16_t bits, uint8_t magnitude) {
 enum class LutKind { kEncode, kDecode, kFakeQuant };
 
 // How a 16-bit float becomes a HiF8 code through the encode table at the start of the LUT.
-//  fp16: upstream's 32 KB table of magnitude codes indexed by bits & 0x7FFF, then the sign rule.
-//  bf16: an 8 KB table of whole codes indexed by the top 13 bits (sign, exponent, 4 fraction
-//        bits). A bf16 code depends on no other bit (rounding looks at most at the 4th fraction
-//        bit), except for exponent 255, where every fraction bit tells NaN from Inf: such
-//        lanes are encoded directly.
-template <bool kBf16>
+//  kFp16Magnitude: upstream's 32 KB table of magnitude codes indexed by bits & 0x7FFF, then
+//      the sign rule.
+//  kBf16Full: a 64 KB table of whole codes, one per bf16 pattern (used when the UB has room).
+//  kBf16Top13: an 8 KB table of whole codes indexed by the top 13 bits (sign, exponent, 4
+//      fraction bits). A bf16 code depends on no other bit (rounding looks at most at the 4th
+//      fraction bit), except for exponent 255, where every fraction bit tells NaN from Inf:
+//      such lanes are encoded directly.
+enum class EncodeTable { kFp16Magnitude, kBf16Full, kBf16Top13 };
+
+constexpr uint32_t kBf16FullTableBytes = 65536;
+
+template <EncodeTable table>
 struct Encoder {
   LocalTensor<uint8_t> lut;
 
   __aicore__ inline uint8_t operator()(uint32_t bits) const {
-    if constexpr (kBf16) {
+    if constexpr (table == EncodeTable::kBf16Full) {
+      return lut.GetValue(bits);
+    } else if constexpr (table == EncodeTable::kBf16Top13) {
       if ((bits & 0x7F80u) == 0x7F80u) {
         return (bits & 0x7Fu) != 0 ? uint8_t(0x80) : static_cast<uint8_t>(0x6Fu | ((bits >> 8) & 0x80u));
       }
@@ -59,30 +67,30 @@ struct Encoder {
 
   // Four packed inputs -> four packed codes. The fp16 sign rule runs on the four bytes at once:
   // byte + 0x7F has bit 7 set exactly when the magnitude byte is non-zero (no carry crosses
-  // bytes), so it masks the sign bits. bf16 words holding an exponent-255 lane take the
+  // bytes), so it masks the sign bits. Top-13 words holding an exponent-255 lane take the
   // element-wise path: (lane & 7F80) + 0080 sets bit 15 of exactly those lanes.
   __aicore__ inline uint32_t Four(uint64_t four) const {
-    if constexpr (kBf16) {
+    uint32_t codes = 0;
+    if constexpr (table == EncodeTable::kBf16Full) {
+      for (uint32_t k = 0; k < 4; ++k) codes |= static_cast<uint32_t>(lut.GetValue(Lane(four, k))) << (8 * k);
+    } else if constexpr (table == EncodeTable::kBf16Top13) {
       if ((((four & 0x7F807F807F807F80ull) + 0x0080008000800080ull) & 0x8000800080008000ull) != 0) {
-        uint32_t codes = 0;
         for (uint32_t k = 0; k < 4; ++k) codes |= static_cast<uint32_t>((*this)(Lane(four, k))) << (8 * k);
         return codes;
       }
-      uint32_t codes = 0;
       for (uint32_t k = 0; k < 4; ++k) {
         codes |= static_cast<uint32_t>(lut.GetValue(static_cast<uint32_t>(four >> (16 * k + 3)) & 0x1FFFu)) << (8 * k);
       }
-      return codes;
     } else {
-      uint32_t mags = 0;
       uint32_t signs = 0;
       for (uint32_t k = 0; k < 4; ++k) {
         uint32_t bits = Lane(four, k);
-        mags |= static_cast<uint32_t>(lut.GetValue(bits & 0x7FFFu)) << (8 * k);
+        codes |= static_cast<uint32_t>(lut.GetValue(bits & 0x7FFFu)) << (8 * k);
         signs |= (bits >> 15) << (8 * k + 7);
       }
-      return mags | (signs & (mags + 0x7F7F7F7Fu));
+      codes |= signs & (codes + 0x7F7F7F7Fu);
     }
+    return codes;
   }
 
   static __aicore__ inline uint32_t Lane(uint64_t four, uint32_t k) {
@@ -90,6 +98,8 @@ struct Encoder {
   }
 };
 
+// Modes 0..6: TIn/TOut are the raw bit types of input and output (uint16_t for fp16/bf16,
+// uint8_t for HiF8 codes, uint32_t for fp32).
 template <typename TIn, typename TOut, LutKind kind, bool kBf16 = false>
 class LutCast {
  public:
@@ -138,25 +148,42 @@ class LutCast {
     LocalTensor<TIn> x = inQueue_.template DeQue<TIn>();
     LocalTensor<TOut> y = outQueue_.template AllocTensor<TOut>();
     LocalTensor<uint8_t> lut = lutBuf_.template Get<uint8_t>();
-    if constexpr (kind == LutKind::kEncode) {
-      EncodeWords(x, y, Encoder<kBf16>{lut}, len);
-    } else if constexpr (kind == LutKind::kDecode) {
+    if constexpr (kind == LutKind::kDecode) {
       DecodeWords(x, y, lut.template ReinterpretCast<TOut>(), len);
+    } else if constexpr (!kBf16) {
+      EncodeOrFakeQuant(x, y, Encoder<EncodeTable::kFp16Magnitude>{lut}, lut, len);
+    } else if (encLutBytes_ == kBf16FullTableBytes) {
+      EncodeOrFakeQuant(x, y, Encoder<EncodeTable::kBf16Full>{lut}, lut, len);
     } else {
-      FakeQuantWords(x, y, Encoder<kBf16>{lut}, lut[encLutBytes_].template ReinterpretCast<TOut>(), len);
+      EncodeOrFakeQuant(x, y, Encoder<EncodeTable::kBf16Top13>{lut}, lut, len);
     }
     outQueue_.EnQue(y);
     inQueue_.FreeTensor(x);
   }
 
-  // fp16/bf16 -> HiF8: four inputs per 64-bit read, four codes per 32-bit write.
-  static __aicore__ inline void EncodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<kBf16> encode,
+  template <EncodeTable table>
+  __aicore__ inline void EncodeOrFakeQuant(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<table> encode,
+                                           LocalTensor<uint8_t> lut, uint32_t len) {
+    if constexpr (kind == LutKind::kEncode) {
+      EncodeWords(x, y, encode, len);
+    } else {
+      FakeQuantWords(x, y, encode, lut[encLutBytes_].template ReinterpretCast<TOut>(), len);
+    }
+  }
+
+  // fp16/bf16 -> HiF8: eight inputs per two 64-bit reads, eight codes per 64-bit write.
+  template <EncodeTable table>
+  static __aicore__ inline void EncodeWords(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<table> encode,
                                             uint32_t len) {
     LocalTensor<uint64_t> in4 = x.template ReinterpretCast<uint64_t>();
-    LocalTensor<uint32_t> out4 = y.template ReinterpretCast<uint32_t>();
-    uint32_t quads = len / 4;
-    for (uint32_t q = 0; q < quads; ++q) out4.SetValue(q, encode.Four(in4.GetValue(q)));
-    for (uint32_t i = 4 * quads; i < len; ++i) y.SetValue(i, encode(x.GetValue(i)));
+    LocalTensor<uint64_t> out8 = y.template ReinterpretCast<uint64_t>();
+    uint32_t octets = len / 8;
+    for (uint32_t o = 0; o < octets; ++o) {
+      uint64_t lo = encode.Four(in4.GetValue(2 * o));
+      uint64_t hi = encode.Four(in4.GetValue(2 * o + 1));
+      out8.SetValue(o, lo | (hi << 32));
+    }
+    for (uint32_t i = 8 * octets; i < len; ++i) y.SetValue(i, encode(x.GetValue(i)));
   }
 
   // HiF8 -> fp16/bf16/fp32: four codes per 32-bit read, 64-bit writes.
@@ -182,7 +209,8 @@ class LutCast {
   }
 
   // fp16/bf16 -> HiF8 -> fp16/bf16: four per 64-bit read and per 64-bit write.
-  static __aicore__ inline void FakeQuantWords(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<kBf16> encode,
+  template <EncodeTable table>
+  static __aicore__ inline void FakeQuantWords(LocalTensor<TIn> x, LocalTensor<TOut> y, Encoder<table> encode,
                                                LocalTensor<TOut> values, uint32_t len) {
     LocalTensor<uint64_t> in4 = x.template ReinterpretCast<uint64_t>();
     LocalTensor<uint64_t> out4 = y.template ReinterpretCast<uint64_t>();
