@@ -277,11 +277,13 @@ FUZZ_SEEDS = {F16: 3001, BF16: 3002, F32: 3003}
 def fuzz_cases(dtype):
     """[(what, x, qdim, reference output)] for ``dtype``: every D3 data kind on every qdim."""
     out = []
-    for i, (shape, qdim) in enumerate(FUZZ_CASES):
-        n_blocks = math.prod(shape) // 64
-        blocks = blocks_input(dtype, n_blocks, FUZZ_SEEDS[dtype] + 17 * i)
-        x = arrange(blocks, shape, qdim)
-        out.append((f"{dtype} {shape} qdim={qdim}", x, qdim, ref.hifloat4_fake_quant_ref(x, qdim)))
+    with num_threads(1):   # the reference's results do not depend on it; it is just quicker
+        for i, (shape, qdim) in enumerate(FUZZ_CASES):
+            n_blocks = math.prod(shape) // 64
+            blocks = blocks_input(dtype, n_blocks, FUZZ_SEEDS[dtype] + 17 * i)
+            x = arrange(blocks, shape, qdim)
+            want = ref.hifloat4_fake_quant_ref(x, qdim)
+            out.append((f"{dtype} {shape} qdim={qdim}", x, qdim, want))
     return out
 
 
@@ -333,7 +335,8 @@ class TestD4Identity(Base):
                 xl = x.movedim(qdim, -1)                  # a strided view unless qdim is last
                 want_l = want.movedim(qdim, -1).contiguous()
                 scale, value = torch.ops.amct.hifloat4_pack(xl)
-                want_s, want_v = ref.hifloat4_pack_ref(xl)
+                with num_threads(1):
+                    want_s, want_v = ref.hifloat4_pack_ref(xl)
                 self.assertBytesEqual(scale, want_s, f"{what}: scale")
                 self.assertBytesEqual(value, want_v, f"{what}: value")
                 back = torch.ops.amct.hifloat4_unpack(scale, value)
@@ -500,6 +503,11 @@ class TestD6Independence(Base):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        with num_threads(1):
+            cls._make_cases()
+
+    @classmethod
+    def _make_cases(cls):
         cls.cases = []
         for dtype in DTYPES:
             for i, (shape, qdim) in enumerate(cls.SHAPES):
@@ -958,8 +966,8 @@ class TestD10Autograd(Base):
     def test_docstrings(self):
         # C2: the STE, and that gradients pass through NaN-poisoned blocks, are documented.
         doc = (hifloat4_fake_quant.__doc__ or "").lower()
-        self.assertIn("straight-through", doc)
-        self.assertTrue("nan" in doc or "poison" in doc, doc)
+        self.assertRegex(doc, r"straight[- ]through|\bste\b")
+        self.assertRegex(doc, r"nan|poison")
         for fn in (hifloat4_pack, hifloat4_unpack):
             self.assertTrue((fn.__doc__ or "").strip(), fn.__name__)
 
