@@ -21,7 +21,7 @@ def run_build(*args, env=None):
     full_env.pop("ASCEND_HOME_PATH", None)
     full_env.update(env or {})
     return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, env=full_env,
-                          cwd=ROOT, timeout=120)
+                          cwd=ROOT, timeout=600)
 
 
 class CommandLineErrorsTest(unittest.TestCase):
@@ -73,6 +73,35 @@ class CommandLineErrorsTest(unittest.TestCase):
             fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
             env = {"PATH": f"{bindir}:{os.environ['PATH']}"}
             self.assert_fails(["--backend", "cpu"], "unsupported host architecture 'riscv64'", env=env)
+
+
+def staged_packages():
+    stage = ROOT / "staging" / "amct_ops"
+    return sorted(p.name for p in stage.iterdir() if (p / "__init__.py").is_file()) if stage.is_dir() else []
+
+
+@unittest.skipIf(len(staged_packages()) < 2, "needs a staged build with two or more operator packages")
+class SingleOperatorBuildTest(unittest.TestCase):
+    """`ops_build.sh <op>` rebuilds that operator and keeps the other staged packages."""
+
+    def test_single_op_build_keeps_the_others(self):
+        before = staged_packages()
+        info_file = ROOT / "staging" / "amct_ops" / "_build_info.py"
+        scope = {}
+        exec(info_file.read_text(), scope)
+        soc, backend = scope["BUILD_INFO"]["soc"], scope["BUILD_INFO"]["backend"]
+        op = before[0]
+        result = run_build("--soc", soc, "--backend", backend, op)
+        self.assertEqual(result.returncode, 0, result.stdout[-3000:] + result.stderr[-3000:])
+        self.assertEqual(staged_packages(), before)
+        scope = {}
+        exec(info_file.read_text(), scope)
+        self.assertEqual(sorted(scope["BUILD_INFO"]["libraries"]), before)
+        for name in before:
+            self.assertTrue(list((ROOT / "staging" / "amct_ops" / name).glob("libamct_*.so")), name)
+        self.assertIn(f"building {op}/", result.stdout)
+        for other in before[1:]:
+            self.assertNotIn(f"building {other}/", result.stdout)
 
 
 def built_wheel():
