@@ -22,13 +22,12 @@ the block generators of D3 (numpy), used by both test modules.
 
 import bisect
 import functools
-import json
 import math
-import os
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
+
+from amct_testing import INT_VIEW, assert_bits_equal, bitwise_mismatches, load_vector_file, shared_dir, to_tensor  # noqa: F401,E501
 
 __all__ = [
     "shared_dir", "load_vectors", "hexint", "FORMATS", "decode_bits", "round_even",
@@ -41,19 +40,10 @@ __all__ = [
 # Vectors
 # ---------------------------------------------------------------------------------------------
 
-def shared_dir():
-    """The project's ``shared/`` directory: ``$AMCT_SHARED_DIR`` if set, else ``<repo>/../shared``."""
-    env = os.environ.get("AMCT_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared"
-
-
 @functools.lru_cache(maxsize=None)
 def load_vectors():
     """The ``vectors`` list of ``hif4_vectors.json`` (spec Appendix)."""
-    with open(shared_dir() / "vectors" / "hif4_vectors.json", encoding="utf-8") as fh:
-        return json.load(fh)["vectors"]
+    return load_vector_file("hif4_vectors.json")["vectors"]
 
 
 def hexint(s):
@@ -616,38 +606,8 @@ def expected_tensor(bits_or_none, dtype):
     return to_torch([qnan if b is None else b for b in bits_or_none], dtype)
 
 
-def bitwise_mismatches(actual, expected):
-    """Boolean tensor of Part D mismatches: bits must match where ``expected`` is not NaN,
-    and ``actual`` must be NaN exactly where ``expected`` is (payloads are not compared).
-    Non-float tensors compare by value."""
-    if expected.is_floating_point():
-        a_nan, e_nan = actual.isnan(), expected.isnan()
-        iv = _INT_VIEW[expected.dtype]
-        differ = actual.contiguous().view(iv) != expected.contiguous().view(iv)
-        return (a_nan != e_nan) | (~e_nan & differ)
-    return actual != expected
-
-
-def _as_tensor(a):
-    if isinstance(a, torch.Tensor):
-        return a.detach().cpu()
-    return torch.from_numpy(np.ascontiguousarray(a).copy())
-
-
 class BitsMixin:
     """``assertBitsEqual`` for unittest.TestCase subclasses."""
 
     def assertBitsEqual(self, actual, expected, what="", inputs=None):
-        actual, expected = _as_tensor(actual), _as_tensor(expected)
-        self.assertEqual(actual.dtype, expected.dtype, f"{what}: dtype")
-        self.assertEqual(tuple(actual.shape), tuple(expected.shape), f"{what}: shape")
-        bad = bitwise_mismatches(actual, expected).reshape(-1)
-        if bool(bad.any()):
-            idx = torch.nonzero(bad).reshape(-1)[:8].tolist()
-            fa, fe = actual.reshape(-1), expected.reshape(-1)
-            flat_in = None if inputs is None else _as_tensor(inputs).reshape(-1)
-            rows = []
-            for i in idx:
-                src = "" if flat_in is None else f" input={flat_in[i].item()!r}"
-                rows.append(f"[{i}]{src} got={fa[i].item()!r} want={fe[i].item()!r}")
-            self.fail(f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: " + "; ".join(rows))
+        assert_bits_equal(self, actual, expected, what=what, inputs=inputs)

@@ -16,12 +16,11 @@ It must stay independent of ``reference.py``: no import of it, no bit-level HiF8
 """
 
 import functools
-import json
 import math
-import os
-from pathlib import Path
 
 import numpy as np
+
+from amct_testing import INT_VIEW, assert_bits_equal, bitwise_mismatches, load_vector_file, shared_dir, to_tensor  # noqa: F401,E501
 
 __all__ = [
     "shared_dir",
@@ -36,20 +35,10 @@ __all__ = [
 ]
 
 
-def shared_dir():
-    """The project's ``shared/`` directory: ``$AMCT_SHARED_DIR`` if set, else ``<repo>/../shared``."""
-    env = os.environ.get("AMCT_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared"
-
-
 @functools.lru_cache(maxsize=None)
 def load_vectors():
     """The parsed ``hif8_vectors.json`` (Appendix B)."""
-    path = shared_dir() / "vectors" / "hif8_vectors.json"
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+    return load_vector_file("hif8_vectors.json")
 
 
 def hexint(s):
@@ -208,8 +197,7 @@ def fp32_edge_set():
 
 import torch  # noqa: E402
 
-_INT_VIEW = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
-             torch.float32: torch.int32, torch.float64: torch.int64}
+_INT_VIEW = INT_VIEW
 
 
 def patterns16(bits, dtype):
@@ -232,27 +220,6 @@ def ubits(t):
                                     torch.int64: np.uint64}[iv])
 
 
-def to_tensor(a):
-    """numpy array (or tensor) -> CPU tensor; numpy is copied so the result owns its memory."""
-    if isinstance(a, torch.Tensor):
-        return a.detach().cpu()
-    return torch.from_numpy(np.ascontiguousarray(a).copy())
-
-
-def bitwise_mismatches(actual, expected):
-    """Boolean tensor: where ``actual`` differs from ``expected`` in the Part D sense.
-
-    Float tensors: identical bits where ``expected`` is not NaN, NaN exactly where it is NaN
-    (payloads are never compared). Other dtypes: plain inequality.
-    """
-    if expected.is_floating_point():
-        a_nan, e_nan = actual.isnan(), expected.isnan()
-        iv = _INT_VIEW[expected.dtype]
-        differ = actual.contiguous().view(iv) != expected.contiguous().view(iv)
-        return (a_nan != e_nan) | (~e_nan & differ)
-    return actual != expected
-
-
 def _fmt_input(v):
     """Integer inputs (bit patterns) in hex, anything else by repr."""
     if isinstance(v, (int, np.integer)):
@@ -264,16 +231,4 @@ class BitsMixin:
     """``assertBitsEqual`` for unittest.TestCase subclasses."""
 
     def assertBitsEqual(self, actual, expected, inputs=None, what=""):
-        actual, expected = to_tensor(actual), to_tensor(expected)
-        self.assertEqual(actual.dtype, expected.dtype, f"{what}: dtype")
-        self.assertEqual(tuple(actual.shape), tuple(expected.shape), f"{what}: shape")
-        bad = bitwise_mismatches(actual, expected).reshape(-1)
-        if bool(bad.any()):
-            idx = torch.nonzero(bad).reshape(-1)[:8].tolist()
-            fa, fe = actual.reshape(-1), expected.reshape(-1)
-            flat_in = None if inputs is None else np.asarray(inputs).reshape(-1)
-            rows = []
-            for i in idx:
-                src = "" if flat_in is None else f" input={_fmt_input(flat_in[i])}"
-                rows.append(f"[{i}]{src} got={fa[i].item()!r} want={fe[i].item()!r}")
-            self.fail(f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: " + "; ".join(rows))
+        assert_bits_equal(self, actual, expected, what=what, inputs=inputs, show_input=_fmt_input)

@@ -12,7 +12,6 @@ This module needs no compiled code: the reference is loaded from the source tree
 """
 
 import ast
-import importlib.util
 import math
 import sys
 import time
@@ -24,6 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hif4_oracle as ho  # noqa: E402
+from amct_testing import load_source_module  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_SRC = REPO / "hifloat4_cast" / "python" / "hifloat4_cast" / "reference.py"
@@ -31,10 +31,7 @@ REFERENCE_SRC = REPO / "hifloat4_cast" / "python" / "hifloat4_cast" / "reference
 
 def _load_reference():
     """The executable spec from the source tree (the file under test here)."""
-    spec = importlib.util.spec_from_file_location("_hif4_reference_src", REFERENCE_SRC)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_source_module("_hif4_reference_src", REFERENCE_SRC)
 
 
 ref = _load_reference()

@@ -9,7 +9,6 @@ reference is loaded straight from the source tree.
 """
 
 import ast
-import importlib.util
 import sys
 import unittest
 from pathlib import Path
@@ -19,6 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hif8_oracle as ho  # noqa: E402
+from amct_testing import load_source_module  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_SRC = REPO / "hifloat8_cast" / "python" / "hifloat8_cast" / "reference.py"
@@ -29,10 +29,7 @@ def _load_reference():
         from amct_ops.hifloat8_cast import reference
         return reference
     except Exception:  # not built (or not loadable): use the source tree
-        spec = importlib.util.spec_from_file_location("_hif8_reference_src", REFERENCE_SRC)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return load_source_module("_hif8_reference_src", REFERENCE_SRC)
 
 
 ref = _load_reference()

@@ -1,0 +1,71 @@
+"""Test helpers shared by every operator's tests: golden-vector location, bitwise comparison
+in the specs' sense ("identical bits where the expected value is not NaN, NaN exactly where it
+is NaN; payloads are never compared") and a readable report of the first mismatches."""
+import functools
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+INT_VIEW = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
+            torch.float32: torch.int32, torch.float64: torch.int64}
+
+
+def shared_dir():
+    """The project's ``shared/`` directory: ``$AMCT_SHARED_DIR`` if set, else ``<repo>/../shared``."""
+    env = os.environ.get("AMCT_SHARED_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "shared"
+
+
+@functools.lru_cache(maxsize=None)
+def load_vector_file(name):
+    """A parsed golden-vector file of ``shared/vectors``."""
+    with open(shared_dir() / "vectors" / name, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_source_module(name, path):
+    """Import a Python file of the source tree by path (e.g. a reference.py before a build)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def to_tensor(a):
+    """numpy array (or tensor) -> CPU tensor; numpy is copied so the result owns its memory."""
+    if isinstance(a, torch.Tensor):
+        return a.detach().cpu()
+    return torch.from_numpy(np.ascontiguousarray(a).copy())
+
+
+def bitwise_mismatches(actual, expected):
+    """Boolean tensor: where ``actual`` differs from ``expected`` in the specs' bitwise sense."""
+    if expected.is_floating_point():
+        a_nan, e_nan = actual.isnan(), expected.isnan()
+        iv = INT_VIEW[expected.dtype]
+        differ = actual.contiguous().view(iv) != expected.contiguous().view(iv)
+        return (a_nan != e_nan) | (~e_nan & differ)
+    return actual != expected
+
+
+def assert_bits_equal(case, actual, expected, what="", inputs=None, show_input=repr):
+    """``case.fail`` with the first 8 mismatches unless ``actual`` equals ``expected`` bitwise."""
+    actual, expected = to_tensor(actual), to_tensor(expected)
+    case.assertEqual(actual.dtype, expected.dtype, f"{what}: dtype")
+    case.assertEqual(tuple(actual.shape), tuple(expected.shape), f"{what}: shape")
+    bad = bitwise_mismatches(actual, expected).reshape(-1)
+    if bool(bad.any()):
+        idx = torch.nonzero(bad).reshape(-1)[:8].tolist()
+        fa, fe = actual.reshape(-1), expected.reshape(-1)
+        flat_in = None if inputs is None else np.asarray(to_tensor(inputs)).reshape(-1)
+        rows = []
+        for i in idx:
+            src = "" if flat_in is None else f" input={show_input(flat_in[i])}"
+            rows.append(f"[{i}]{src} got={fa[i].item()!r} want={fe[i].item()!r}")
+        case.fail(f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: " + "; ".join(rows))
