@@ -88,7 +88,8 @@ inline void BeginBlock(BlockCtx* c, const LaunchShared& sh, uint32_t idx, BlockO
   c->blockNum = sh.blockDim;
   c->checkSync = sh.checkSync;
   c->ubLimit = sh.ubLimit;
-  std::memset(c->ub, sh.poison, c->arenaBytes);
+  // The UB is poisoned allocation by allocation (TPipe::InitBuffer): nothing outside an
+  // allocation is reachable, and small launches do not pay for poisoning the whole arena.
   c->pipe = nullptr;
   c->pipeOffset = 0;
   c->pipeBuffers = 0;

@@ -553,6 +553,7 @@ inline uint32_t TPipe::Reserve(amct_sim::detail::BlockCtx* c, const char* api, u
   const uint32_t offset = c->pipeOffset;
   c->pipeOffset = static_cast<uint32_t>(end);
   c->pipeBuffers += blocks;
+  std::memset(c->ub + offset, c->launch->poison, bytes);  // fresh UB reads as poison (AMCT_SIM_POISON)
   return offset;
 }
 
