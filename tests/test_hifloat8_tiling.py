@@ -38,10 +38,14 @@ class WorkedExamplesTest(unittest.TestCase):
             self.assertEqual(tiling(DECODE_FP16, 1 << 24)["tileLength"], 13472)
 
     def test_bf16_table_size_follows_the_ub(self):
-        """bf16 uses the 64 KB whole-code table when tiles stay >= 8192, else the 8 KB one."""
+        """bf16 uses the 64 KB whole-code table when tiles stay >= 8192 and cores get >= 65536
+        elements, else the 8 KB one."""
         with _sim.sim_platform(40, 0):
             self.assertEqual(tiling(ENCODE_BF16, 1 << 24)["encLutBytes"], 65536)
             self.assertEqual(tiling(FQ_BF16, 1 << 24)["encLutBytes"], 65536)
+            # Small inputs: loading 64 KB per core would cost more than it saves.
+            self.assertEqual(tiling(ENCODE_BF16, 40 * 65535)["encLutBytes"], 8192)
+            self.assertEqual(tiling(ENCODE_BF16, 40 * 65536)["encLutBytes"], 65536)
         with _sim.sim_platform(40, 40 * 1024):
             self.assertEqual(tiling(ENCODE_BF16, 1 << 24)["encLutBytes"], 8192)
             self.assertEqual(tiling(FQ_BF16, 1 << 24)["encLutBytes"], 8192)
@@ -74,8 +78,8 @@ class Bf16TablesTest(unittest.TestCase):
         x = torch.cat([x, x.view(-1, 4).flip(0).reshape(-1)])
         want_codes = reference.encode_to_hifloat8_ref(x)
         want_fq = reference.hifloat8_fake_quant_ref(x)
-        for ub, table in ((0, 65536), (40 * 1024, 8192)):
-            with _sim.sim_platform(0, ub), self.subTest(table=table):
+        for cores, ub, table in ((1, 0, 65536), (0, 0, 8192), (1, 40 * 1024, 8192)):
+            with _sim.sim_platform(cores, ub), self.subTest(table=table, cores=cores, ub=ub):
                 self.assertEqual(tiling(ENCODE_BF16, x.numel())["encLutBytes"], table)
                 self.assertTrue(torch.equal(encode_to_hifloat8(x), want_codes))
                 got = hifloat8_fake_quant(x)

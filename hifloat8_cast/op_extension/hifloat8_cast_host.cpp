@@ -21,6 +21,7 @@ constexpr uint32_t kEncodeLutBytes = 32768;      // fp16: magnitude code per (bi
 constexpr uint32_t kEncodeBf16LutBytes = 8192;       // bf16: whole code per (bits >> 3)
 constexpr uint32_t kEncodeBf16FullLutBytes = 65536;  // bf16: whole code per pattern, when it fits
 constexpr uint64_t kFullLutMinTile = 8192;           // ... leaving tiles of at least this many elements
+constexpr uint64_t kFullLutMinPerCore = 65536;       // ... for cores converting at least this many
 constexpr uint64_t kMaxTile = 65536;
 
 // ---- HiF8 encode and decode on the host (hifloat8.md A3/A4), used only to build the LUTs ----
@@ -273,16 +274,17 @@ const at::Tensor& lutOf(CastMode mode, uint32_t encLutBytes) {
 
 Hif8CastTiling computeTiling(CastMode mode, uint64_t n, const PlatformFacts& facts) {
   uint64_t ub = ubBudget(mode, facts);
-  // bf16: the full table saves work per element; take it when it still leaves big tiles.
-  ModeLayout layout = layoutOf(mode, isBf16Encode(mode));
-  if (isBf16Encode(mode) && (ub <= layout.encLutBytes + layout.decLutBytes ||
-                             maxTileOf(mode, ub, layout) < kFullLutMinTile)) {
-    layout = layoutOf(mode, false);
-  }
-  uint64_t maxTile = maxTileOf(mode, ub, layout);
+  ModeLayout layout = layoutOf(mode, false);
   uint64_t cores = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores, 65535));
   uint64_t blockNum = std::max<uint64_t>(1, std::min<uint64_t>(cores, n / layout.minPerCore));
   uint64_t numPerCore = n / blockNum;
+  // bf16: the full table saves work per element; take it when the UB still leaves big tiles
+  // and each core has enough elements to pay for loading 64 KB instead of 8 KB.
+  if (isBf16Encode(mode) && numPerCore >= kFullLutMinPerCore) {
+    ModeLayout full = layoutOf(mode, true);
+    if (ub > full.encLutBytes + full.decLutBytes && maxTileOf(mode, ub, full) >= kFullLutMinTile) layout = full;
+  }
+  uint64_t maxTile = maxTileOf(mode, ub, layout);
   uint64_t granule = mode == amct_hif8::kFakeQuantFp32 ? 64 : 32;
   Hif8CastTiling t{};
   t.blockNum = static_cast<uint32_t>(blockNum);
