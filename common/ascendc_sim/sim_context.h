@@ -257,6 +257,7 @@ struct BlockCtx {
   uint32_t count[kPipes] = {0, 0, 0, 0};
   uint32_t known[kPipes][kPipes];  // known[q][p] = done[p][q]: highest p op known complete to q
   std::vector<uint32_t> wV, wM2, rV, rM3;  // per 32-B UB block: last V/MTE2 write, last V/MTE3 read
+  uint32_t hazardBlocksUsed = 0;            // 32-B blocks ever allocated since the last reset
   std::vector<GmDma> gmM3Writes, gmM2Reads;  // DMAs of this block on tracked GM (hazard model)
   size_t gmPruneAt = 64;
 
@@ -319,12 +320,13 @@ inline void ResetHazards(BlockCtx* c) {
   c->gmM3Writes.clear();
   c->gmM2Reads.clear();
   c->gmPruneAt = 64;
-  if (c->checkSync) {
-    std::fill(c->wV.begin(), c->wV.end(), 0u);
-    std::fill(c->wM2.begin(), c->wM2.end(), 0u);
-    std::fill(c->rV.begin(), c->rV.end(), 0u);
-    std::fill(c->rM3.begin(), c->rM3.end(), 0u);
-  }
+  // Only blocks inside an allocation were ever touched: reset those (cheap for small launches).
+  const size_t used = std::min<size_t>(c->hazardBlocksUsed, c->wV.size());
+  std::fill(c->wV.begin(), c->wV.begin() + used, 0u);
+  std::fill(c->wM2.begin(), c->wM2.begin() + used, 0u);
+  std::fill(c->rV.begin(), c->rV.begin() + used, 0u);
+  std::fill(c->rM3.begin(), c->rM3.begin() + used, 0u);
+  c->hazardBlocksUsed = 0;
 }
 
 inline std::string SyncHint(int producer, int consumer) {

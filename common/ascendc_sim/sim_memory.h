@@ -554,6 +554,7 @@ inline uint32_t TPipe::Reserve(amct_sim::detail::BlockCtx* c, const char* api, u
   c->pipeOffset = static_cast<uint32_t>(end);
   c->pipeBuffers += blocks;
   std::memset(c->ub + offset, c->launch->poison, bytes);  // fresh UB reads as poison (AMCT_SIM_POISON)
+  c->hazardBlocksUsed = std::max(c->hazardBlocksUsed, static_cast<uint32_t>((end + 31) / 32));
   return offset;
 }
 
