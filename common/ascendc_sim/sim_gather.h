@@ -159,17 +159,24 @@ inline void GatherImpl(Opnd d, Opnd s, Opnd o, uint32_t srcBaseAddr, uint32_t co
   CheckOpnd(c, kApi, s);  // null / stale / alignment
   const uint32_t* off = reinterpret_cast<const uint32_t*>(o.ptr);
   // One pass over the offsets: range and alignment (vectorisable), then the plain gather.
-  uint32_t lo = 0xFFFFFFFFu, hi = 0, lowBits = 0;
+  // Signed min/max (baseline x86-64 vectorises them; unsigned ones it does not): an offset with
+  // bit 31 set shows in the OR and is out of range anyway (UB is < 2^31 bytes).
+  const int32_t* offI = reinterpret_cast<const int32_t*>(o.ptr);
+  int32_t loI = 0x7FFFFFFF, hiI = 0;
+  uint32_t bits = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t v = off[i];
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
-    lowBits |= v;
+    const int32_t v = offI[i];
+    loI = v < loI ? v : loI;
+    hiI = v > hiI ? v : hiI;
+    bits |= static_cast<uint32_t>(v);
   }
   const uint64_t srcBytes = s.viewBytes;
-  if (((lowBits | srcBaseAddr) & (sz - 1)) != 0 || static_cast<uint64_t>(srcBaseAddr) + hi + sz > srcBytes) {
+  if ((bits >> 31) != 0 || ((bits | srcBaseAddr) & (sz - 1)) != 0 ||
+      static_cast<uint64_t>(srcBaseAddr) + static_cast<uint32_t>(hiI) + sz > srcBytes) {
     GatherOffsetFail(off, count, srcBaseAddr, srcBytes, sz);
   }
+  const uint32_t lo = static_cast<uint32_t>(loI);
+  const uint32_t hi = static_cast<uint32_t>(hiI);
   // The footprint actually read: [base + lo, base + hi + sz).
   Opnd sr = s;
   sr.off = s.off + srcBaseAddr + lo;
@@ -181,9 +188,21 @@ inline void GatherImpl(Opnd d, Opnd s, Opnd o, uint32_t srcBaseAddr, uint32_t co
   UbRead(c, kPipeV, seq, sr.off, static_cast<uint32_t>(sr.usedBytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, count * sz, kApi);
   AMCT_SIM_BARRIER();
-  const uint8_t* base = s.ptr + srcBaseAddr;
-  W* dst = reinterpret_cast<W*>(d.ptr);
-  for (uint32_t i = 0; i < count; ++i) dst[i] = *reinterpret_cast<const W*>(base + off[i]);
+  const uint8_t* __restrict base = s.ptr + srcBaseAddr;
+  const uint32_t* __restrict offs = off;
+  W* __restrict dst = reinterpret_cast<W*>(d.ptr);
+  uint32_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const W v0 = *reinterpret_cast<const W*>(base + offs[i]);
+    const W v1 = *reinterpret_cast<const W*>(base + offs[i + 1]);
+    const W v2 = *reinterpret_cast<const W*>(base + offs[i + 2]);
+    const W v3 = *reinterpret_cast<const W*>(base + offs[i + 3]);
+    dst[i] = v0;
+    dst[i + 1] = v1;
+    dst[i + 2] = v2;
+    dst[i + 3] = v3;
+  }
+  for (; i < count; ++i) dst[i] = *reinterpret_cast<const W*>(base + offs[i]);
   AMCT_SIM_BARRIER();
 }
 

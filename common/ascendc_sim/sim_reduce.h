@@ -97,6 +97,40 @@ inline const char* WholeReduceName(RedKind k) {
   return k == RedKind::kMax ? "WholeReduceMax" : (k == RedKind::kMin ? "WholeReduceMin" : "WholeReduceSum");
 }
 
+// Max/Min over the L lanes p[0..L), in lane order (the first lane wins ties, as ReduceLanes).
+template <class T, RedKind K, uint32_t L>
+inline void BlockRuns(T* __restrict out, const T* __restrict src, uint32_t blocks, uint32_t first) {
+  using A = Arith<T>;
+  using C = typename A::C;
+  constexpr uint32_t B = kBlockLanes<T>;
+  for (uint32_t k = 0; k < blocks; ++k) {
+    const T* p = src + static_cast<size_t>(k) * B + first;
+    C acc = A::Load(p[0]);
+    for (uint32_t e = 1; e < L; ++e) {
+      const C x = A::Load(p[e]);
+      acc = (K == RedKind::kMax ? x > acc : x < acc) ? x : acc;
+    }
+    out[k] = A::Store(acc);
+  }
+}
+
+// The fast path of BlockReduceMax/Min: contiguous source and destination (srcBlkStride 1,
+// srcRepStride 8, dstRepStride 1) and every block masked to the same run of lanes [first, end).
+template <class T, RedKind K>
+inline bool BlockRunsFast(T* out, const T* src, uint32_t blocks, uint32_t first, uint32_t len) {
+  constexpr uint32_t B = kBlockLanes<T>;
+  if (len == B) {
+    BlockRuns<T, K, B>(out, src, blocks, first);
+  } else if (len == B / 2) {
+    BlockRuns<T, K, B / 2>(out, src, blocks, first);
+  } else if (len == 1) {
+    BlockRuns<T, K, 1>(out, src, blocks, first);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // BlockReduce*: repeat r, block b -> dst[8 * r * dstRepStride + b]; dst unit 8 * sizeof(T).
 template <class T>
 inline void BlockReduceImpl(RedKind k, Opnd d, Opnd s, int32_t repeatTime, const LaneMask& m, int32_t dstRepStride,
@@ -134,6 +168,21 @@ inline void BlockReduceImpl(RedKind k, Opnd d, Opnd s, int32_t repeatTime, const
   for (uint32_t b = 0; b < 8; ++b) bits[b] = m.BlockBits(b, B);
   // 2201 leaves the result of a fully masked block unchanged; 3510 writes 0 / -inf / +inf.
   const T masked = Arith<T>::Store(RedIdentity<typename Arith<T>::C>(k));
+  bool same = true;
+  for (uint32_t b = 1; b < 8; ++b) same = same && bits[b] == bits[0];
+  const uint32_t first = bits[0] != 0 ? static_cast<uint32_t>(__builtin_ctz(bits[0])) : 0;
+  const uint32_t len = bits[0] != 0 ? static_cast<uint32_t>(__builtin_popcount(bits[0])) : 0;
+  const bool run = bits[0] != 0 && (bits[0] >> first) == (1u << len) - 1;
+  if (k != RedKind::kSum && same && run && ss.blkStride == 32 && ss.repStride == 256 && ds.repStride == 8 * sz) {
+    T* out = reinterpret_cast<T*>(d.ptr);
+    const T* src = reinterpret_cast<const T*>(s.ptr);
+    const bool done = k == RedKind::kMax ? BlockRunsFast<T, RedKind::kMax>(out, src, 8 * R, first, len)
+                                         : BlockRunsFast<T, RedKind::kMin>(out, src, 8 * R, first, len);
+    if (done) {
+      AMCT_SIM_BARRIER();
+      return;
+    }
+  }
   for (uint32_t r = 0; r < R; ++r) {
     T* out = reinterpret_cast<T*>(d.ptr + r * ds.repStride);
     for (uint32_t b = 0; b < 8; ++b) {
@@ -146,6 +195,105 @@ inline void BlockReduceImpl(RedKind k, Opnd d, Opnd s, int32_t repeatTime, const
     }
   }
   AMCT_SIM_BARRIER();
+}
+
+// The extremum of p[0..n) (n >= 1) with ReduceLanes' semantics (the first lane wins ties), by
+// eight independent accumulators (lane e in accumulator e % 8) so the loop does not serialise
+// on one compare. The first lane holding the extremum is searched only when the index is wanted
+// or the extremum is a zero (whose sign depends on the lane); any other value has one pattern.
+// half: the same through ordered integer keys (non-negative halves order as their bits,
+// negative ones reversed; +-0 both key 0), which vectorise where float conversions do not.
+inline int16_t HalfKey(uint16_t h) {
+  const int32_t m = h & 0x7FFF;
+  const int32_t neg = -static_cast<int32_t>(h >> 15);   // 0 or -1
+  return static_cast<int16_t>((m ^ neg) - neg);         // m or -m, in [-32767, 32767]
+}
+
+inline half ExtremumOfHalf(const half* ph, uint32_t n, RedKind k, bool wantIndex, uint32_t* index) {
+  const uint16_t* p = reinterpret_cast<const uint16_t*>(ph);
+  int16_t acc[8];  // int16 keys: SSE2's pmaxsw/pminsw vectorise the loops
+  const uint32_t w = n < 8 ? n : 8;
+  for (uint32_t j = 0; j < 8; ++j) acc[j] = HalfKey(p[j < w ? j : 0]);  // accumulators >= w stay unused
+  uint32_t e = 8;
+  if (k == RedKind::kMax) {
+    for (; e + 8 <= n; e += 8) {
+      for (uint32_t j = 0; j < 8; ++j) {
+        const int16_t x = HalfKey(p[e + j]);
+        acc[j] = x > acc[j] ? x : acc[j];
+      }
+    }
+  } else {
+    for (; e + 8 <= n; e += 8) {
+      for (uint32_t j = 0; j < 8; ++j) {
+        const int16_t x = HalfKey(p[e + j]);
+        acc[j] = x < acc[j] ? x : acc[j];
+      }
+    }
+  }
+  for (; e < n; ++e) {
+    const int16_t x = HalfKey(p[e]);
+    if (k == RedKind::kMax ? x > acc[e % 8] : x < acc[e % 8]) acc[e % 8] = x;
+  }
+  int32_t best = acc[0];
+  for (uint32_t j = 1; j < w; ++j) {
+    if (k == RedKind::kMax ? acc[j] > best : acc[j] < best) best = acc[j];
+  }
+  *index = 0;
+  if (wantIndex || best == 0) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (HalfKey(p[i]) == best) {
+        *index = i;
+        return ph[i];
+      }
+    }
+  }
+  half out;
+  out.amct_bits = static_cast<uint16_t>(best < 0 ? (0x8000 | -best) : best);
+  return out;
+}
+
+template <class T>
+inline T ExtremumOf(const T* p, uint32_t n, RedKind k, bool wantIndex, uint32_t* index) {
+  if constexpr (std::is_same<T, half>::value) return ExtremumOfHalf(p, n, k, wantIndex, index);
+  using A = Arith<T>;
+  using C = typename A::C;
+  C acc[8];
+  const uint32_t w = n < 8 ? n : 8;
+  for (uint32_t j = 0; j < 8; ++j) acc[j] = A::Load(p[j < w ? j : 0]);  // accumulators >= w stay unused
+  uint32_t e = 8;
+  if (k == RedKind::kMax) {
+    for (; e + 8 <= n; e += 8) {
+      for (uint32_t j = 0; j < 8; ++j) {
+        const C x = A::Load(p[e + j]);
+        acc[j] = x > acc[j] ? x : acc[j];
+      }
+    }
+  } else {
+    for (; e + 8 <= n; e += 8) {
+      for (uint32_t j = 0; j < 8; ++j) {
+        const C x = A::Load(p[e + j]);
+        acc[j] = x < acc[j] ? x : acc[j];
+      }
+    }
+  }
+  for (; e < n; ++e) {
+    const C x = A::Load(p[e]);
+    if (k == RedKind::kMax ? x > acc[e % 8] : x < acc[e % 8]) acc[e % 8] = x;
+  }
+  C best = acc[0];
+  for (uint32_t j = 1; j < w; ++j) {
+    if (k == RedKind::kMax ? acc[j] > best : acc[j] < best) best = acc[j];
+  }
+  *index = 0;
+  if (wantIndex || best == C(0)) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (A::Load(p[i]) == best) {
+        *index = i;
+        return p[i];
+      }
+    }
+  }
+  return A::Store(best);
 }
 
 template <class T>
@@ -197,13 +345,24 @@ inline void WholeReduceImpl(RedKind k, Opnd d, Opnd s, const LaneMask& m, int32_
   AMCT_SIM_BARRIER();
   using Idx = std::conditional_t<sz == 2, uint16_t, uint32_t>;
   T lanes[E];
+  // Fast path of Max/Min: lanes 0..count-1 of contiguous blocks (a count mask, srcBlkStride 1).
+  uint32_t count = 0;
+  while (count < E && m.Lane(count)) ++count;
+  bool prefix = k != RedKind::kSum && ss.blkStride == 32;
+  for (uint32_t i = count; i < E && prefix; ++i) prefix = !m.Lane(i);
   for (uint32_t r = 0; r < R; ++r) {
-    // the repeat's E lanes, block by block (srcBlkStride may spread them)
-    for (uint32_t b = 0; b < 8; ++b) {
-      std::memcpy(&lanes[b * B], s.ptr + r * ss.repStride + b * ss.blkStride, 32);
-    }
     uint32_t at = 0;
-    const T v = Arith<T>::Store(ReduceLanes<T>(lanes, m.bits[0], m.bits[1], E, k, &at));
+    T v;
+    if (prefix) {
+      const T* p = reinterpret_cast<const T*>(s.ptr + r * ss.repStride);
+      v = ExtremumOf<T>(p, count, k, order != AscendC::ReduceOrder::ORDER_ONLY_VALUE, &at);
+    } else {
+      // the repeat's E lanes, block by block (srcBlkStride may spread them)
+      for (uint32_t b = 0; b < 8; ++b) {
+        std::memcpy(&lanes[b * B], s.ptr + r * ss.repStride + b * ss.blkStride, 32);
+      }
+      v = Arith<T>::Store(ReduceLanes<T>(lanes, m.bits[0], m.bits[1], E, k, &at));
+    }
     uint8_t* rec = d.ptr + r * ds.repStride;
     const Idx idx = static_cast<Idx>(at);
     const uint32_t idx32 = at;

@@ -73,11 +73,12 @@ struct StridedShape {
   uint64_t blkStride = 0;  // bytes
   uint32_t first[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   uint32_t end[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  // Contiguous with every block fully touched: one range [0, repeats * repStride).
+  // Contiguous blocks, every one touched: the hazard model's 32-B granularity sees one range
+  // [0, repeats * 256) (masked lanes inside a touched block do not matter to it).
   bool Dense() const {
     if (blkStride != 32 || repStride != 256) return false;
     for (int b = 0; b < 8; ++b) {
-      if (first[b] != 0 || end[b] != 32) return false;
+      if (first[b] >= end[b]) return false;
     }
     return true;
   }
@@ -115,7 +116,8 @@ inline void ShapeFull(StridedShape& s) {
   }
 }
 
-// Calls mark(offset, bytes) for the touched byte ranges, merging adjacent ones.
+// Calls mark(offset, bytes) for the touched 32-B blocks (the hazard model's unit), merging
+// adjacent ones into runs. base is 32-B aligned (CheckOpnd / the reduction unit rules).
 template <class Mark>
 inline void ForEachRange(const StridedShape& s, uint32_t base, Mark mark) {
   if (s.repeats == 0) return;
@@ -123,25 +125,35 @@ inline void ForEachRange(const StridedShape& s, uint32_t base, Mark mark) {
     mark(base, static_cast<uint32_t>(s.repeats * s.repStride));
     return;
   }
-  uint64_t runLo = 0, runHi = 0;
+  if (s.blkStride == 0 && s.first[0] == 0 && s.end[0] == s.repStride) {  // back-to-back records
+    bool one = true;
+    for (int b = 1; b < 8; ++b) one = one && s.first[b] >= s.end[b];
+    if (one) {
+      mark(base, static_cast<uint32_t>(s.repeats * s.repStride));
+      return;
+    }
+  }
+  const uint64_t b0 = base;
+  uint64_t runLo = 0, runHi = 0;  // absolute bytes, multiples of 32
   bool open = false;
   for (uint32_t r = 0; r < s.repeats; ++r) {
     for (uint32_t b = 0; b < 8; ++b) {
       if (s.first[b] >= s.end[b]) continue;
-      const uint64_t lo = r * s.repStride + b * s.blkStride + s.first[b];
-      const uint64_t hi = r * s.repStride + b * s.blkStride + s.end[b];
+      const uint64_t at = b0 + r * s.repStride + b * s.blkStride;
+      const uint64_t lo = (at + s.first[b]) & ~uint64_t{31};
+      const uint64_t hi = (at + s.end[b] + 31) & ~uint64_t{31};
       if (open && lo <= runHi && hi >= runLo) {
         if (lo < runLo) runLo = lo;
         if (hi > runHi) runHi = hi;
         continue;
       }
-      if (open) mark(static_cast<uint32_t>(base + runLo), static_cast<uint32_t>(runHi - runLo));
+      if (open) mark(static_cast<uint32_t>(runLo), static_cast<uint32_t>(runHi - runLo));
       runLo = lo;
       runHi = hi;
       open = true;
     }
   }
-  if (open) mark(static_cast<uint32_t>(base + runLo), static_cast<uint32_t>(runHi - runLo));
+  if (open) mark(static_cast<uint32_t>(runLo), static_cast<uint32_t>(runHi - runLo));
 }
 
 inline void UbReadShape(BlockCtx* c, uint32_t seq, const Opnd& o, const StridedShape& s, const char* api) {

@@ -135,7 +135,10 @@ function(amct_add_operator op)
   target_include_directories(${_cpu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
                              "${AMCT_COMMON_DIR}/op_kernel")
   target_compile_definitions(${_cpu} PRIVATE AMCT_KERNEL_SIM=1 AMCT_SIM_WITH_ATEN=1)
-  target_compile_options(${_cpu} PRIVATE -O3)
+  # ATen's OpenMP at::parallel_for, which runs the sim's blocks, is inline code: without
+  # -fopenmp it runs serially. The runtime is the libgomp.so.1 torch already loaded (same soname).
+  target_compile_options(${_cpu} PRIVATE -O3 -fopenmp)
+  target_link_options(${_cpu} PRIVATE -fopenmp)
 
   if(AMCT_BACKEND STREQUAL "npu")
     list(FIND ARG_NPU_ARCHS "${AMCT_NPU_ARCH}" _found)

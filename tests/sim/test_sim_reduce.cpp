@@ -311,6 +311,34 @@ void TestWholeReduce() {
   });
   Check("whole_reduce_max_half_bit_mask", v == 500.0f && idx == 3, amct_sim::detail::Fmt("got %g at %u", v, idx));
 
+  // +-0 maxima: the first lane's zero wins (its sign bit is the record's), value-only too.
+  uint32_t z0 = 0, z1 = 0;
+  uint16_t zh = 0;
+  Run1([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 2048);
+    LocalTensor<float> s = b.GetWithOffset<float>(128, 0);
+    LocalTensor<float> d = b.GetWithOffset<float>(8, 512);
+    LocalTensor<half> sh = b.GetWithOffset<half>(128, 1024);
+    LocalTensor<half> dh = b.GetWithOffset<half>(16, 1536);
+    Duplicate(s, -1.0f, 128);
+    s.SetValue(9, -0.0f);   // repeat 0: -0 first, then +0
+    s.SetValue(17, 0.0f);
+    s.SetValue(64 + 3, 0.0f);  // repeat 1: +0 first, then -0
+    s.SetValue(64 + 40, -0.0f);
+    WholeReduceMax(d, s, 64, 2, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    z0 = d.ReinterpretCast<uint32_t>().GetValue(0);
+    z1 = d.ReinterpretCast<uint32_t>().GetValue(1);
+    Duplicate(sh, half(-2.0f), 128);
+    sh.SetValue(70, half(-0.0f));
+    sh.SetValue(90, half(0.0f));
+    WholeReduceMax(dh, sh, 128, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    zh = dh.ReinterpretCast<uint16_t>().GetValue(0);
+  });
+  Check("whole_reduce_max_float_signed_zero_first_lane", z0 == 0x80000000u && z1 == 0u && zh == 0x8000,
+        amct_sim::detail::Fmt("got %#x %#x %#x", z0, z1, zh));
+
   // Float sums are trees: within log2(64) * eps * sum|x| of the exact sum.
   bool ok = true;
   std::vector<float> in(64 * 8);

@@ -1,0 +1,55 @@
+"""Documented wrappers over ``torch.ops.amct`` for the HiFloat4 operators."""
+import torch
+
+#: The torch.ops.amct operators of this package.
+OPS = ("hifloat4_fake_quant", "hifloat4_pack", "hifloat4_unpack")
+
+
+def hifloat4_fake_quant(x, qdim=-1):
+    """Round ``x`` (float16, bfloat16 or float32) to HiFloat4 along ``qdim``; same shape and dtype.
+
+    Blocks of 64 consecutive elements along ``qdim`` (its length must be a multiple of 64;
+    negative ``qdim`` counts from the end) share an E6M2 block scale S, a per-8 and a per-4
+    exponent flag, and 3-bit codes: each value becomes ``sign * c/4 * 2^(l2 + l3) * S`` with
+    c in 0..7 (spec hifloat4.md A2). Results are bit-exact on every backend and for every
+    thread count, core count and tile size. -0.0 gives +0.0; a negative value that quantises to
+    zero gives -0.0. A block holding a NaN or +-Inf becomes all NaN (quiet NaN); the other
+    blocks are unaffected. Returns a contiguous tensor on ``x``'s device.
+
+    The gradient is straight-through: ``grad_input = grad_output`` everywhere, and gradients
+    still pass through NaN-poisoned blocks unchanged (a finite upstream gradient stays finite).
+    """
+    return torch.ops.amct.hifloat4_fake_quant(x, qdim)
+
+
+def hifloat4_pack(x):
+    """Pack ``x`` (float16, bfloat16 or float32) into HiFloat4 bytes along the last dimension.
+
+    The last dimension n must be a multiple of 64. Returns ``(scale, value)``, contiguous uint8
+    tensors on ``x``'s device: ``scale`` of shape (*lead, n/64, 4) holds per block the E6M2 byte
+    (0xFF for a block holding NaN or +-Inf), the per-8 flags and the two per-4 flag bytes (most
+    significant bit first); ``value`` of shape (*lead, n/2) holds two codes per byte, the even
+    element in the low nibble, nibble = 8 * [x < 0] + c. float16 and bfloat16 inputs give the
+    bytes of their exact float32 widening. Not differentiable.
+    """
+    return torch.ops.amct.hifloat4_pack(x)
+
+
+def hifloat4_unpack(scale, value, dtype=None):
+    """Decode HiFloat4 bytes (as made by :func:`hifloat4_pack`) to ``dtype``.
+
+    ``scale``: uint8 (*lead, g, 4); ``value``: uint8 (*lead, 32 g), on the same device. Returns
+    (*lead, 64 g) values ``(1 - 2 s) * S * 2^(l2 + l3) * c / 4``, computed exactly in float32 and
+    cast with round-to-nearest-even to ``dtype`` (float16, bfloat16 or float32; None means
+    float32). A block whose E6M2 byte is 0xFF decodes to NaN. Every byte pattern is valid.
+    ``hifloat4_unpack(*hifloat4_pack(x)).to(x.dtype)`` equals ``hifloat4_fake_quant(x)`` bitwise.
+    Not differentiable.
+    """
+    return torch.ops.amct.hifloat4_unpack(scale, value, dtype)
+
+
+def _straight_through(ctx, grad_output):
+    return grad_output, None
+
+
+torch.library.register_autograd("amct::hifloat4_fake_quant", _straight_through)
