@@ -324,3 +324,21 @@ def machine_facts():
         "torch": torch.__version__,
         "load_average": load_average(),
     }
+
+
+def dtype_label(dtype):
+    """``torch.bfloat16`` -> ``"bfloat16"``."""
+    return str(dtype).replace("torch.", "")
+
+
+def index_results(results):
+    """Measured result rows keyed by (dtype label, elements, kernel name)."""
+    return {(r["dtype"], r["elements"], r["kernel"]): r for r in results if "time_s" in r}
+
+
+def time_ratio(index, dtype, elements, ours, theirs):
+    """How many times faster kernel ``ours`` ran than ``theirs`` (None if either is missing)."""
+    a, b = index.get((dtype, elements, ours)), index.get((dtype, elements, theirs))
+    if a is None or b is None:
+        return None
+    return b["time_s"] / a["time_s"]

@@ -125,7 +125,7 @@ def run(args):
                 nbytes = KERNELS[name][1](es) * n
                 seconds = getattr(st, stat)
                 melem, gbs = bu.throughput(n, nbytes, seconds)
-                results.append({"dtype": _dtype_label(dtype), "elements": n, "kernel": name, "bytes": nbytes,
+                results.append({"dtype": bu.dtype_label(dtype), "elements": n, "kernel": name, "bytes": nbytes,
                                 "time_s": seconds, "stat": stat, "melem_per_s": melem, "gb_per_s": gbs,
                                 **st.as_dict()})
             del inputs, fns
@@ -133,26 +133,11 @@ def run(args):
     return {"tables": _tables(results, dtypes, sizes, stat), "notes": _notes(results, args), "results": results}
 
 
-def _dtype_label(dtype):
-    return str(dtype).replace("torch.", "")
-
-
-def _lookup(results):
-    return {(r["dtype"], r["elements"], r["kernel"]): r for r in results if "time_s" in r}
-
-
-def _ratio(table, dt, n, ours, theirs):
-    a, b = table.get((dt, n, ours)), table.get((dt, n, theirs))
-    if a is None or b is None:
-        return None
-    return b["time_s"] / a["time_s"]
-
-
 def _tables(results, dtypes, sizes, stat):
-    t = _lookup(results)
+    t = bu.index_results(results)
     ops_rows, ref_rows = [], []
     for dtype in dtypes:
-        dt = _dtype_label(dtype)
+        dt = bu.dtype_label(dtype)
         for n in sizes:
             row = [dt, bu.format_size(n)]
             for k in ("fake_quant", "pack", "unpack"):
@@ -162,7 +147,7 @@ def _tables(results, dtypes, sizes, stat):
             row = [dt, bu.format_size(n)]
             for ours, theirs in PAIRS:
                 r = t.get((dt, n, theirs))
-                ratio = _ratio(t, dt, n, ours, theirs)
+                ratio = bu.time_ratio(t, dt, n, ours, theirs)
                 row += [r["time_s"] * 1e3 if r else "n/a", f"{ratio:.1f}x" if ratio is not None else "n/a"]
             ref_rows.append(row)
     return [
@@ -178,7 +163,7 @@ def _tables(results, dtypes, sizes, stat):
 
 
 def _notes(results, args):
-    t = _lookup(results)
+    t = bu.index_results(results)
     load = bu.load_average()
     notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
              "call(s), the samples of the op and of the reference interleaved; GB/s = (input + output bytes) / "
@@ -189,7 +174,7 @@ def _notes(results, args):
     notes.append("")
     notes.append(f"performance bar ({bu.format_size(BAR_SIZE)} elements, {torch.get_num_threads()} torch threads):")
     for ours, theirs, bar, dt in BARS:
-        ratio = _ratio(t, dt, BAR_SIZE, ours, theirs)
+        ratio = bu.time_ratio(t, dt, BAR_SIZE, ours, theirs)
         if ratio is None:
             notes.append(f"- {ours} vs reference.py ({dt}): not measured (needs --sizes 4M --dtypes bf16)")
         else:

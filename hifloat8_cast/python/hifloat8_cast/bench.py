@@ -116,7 +116,7 @@ def run(args):
                 except (RuntimeError, NotImplementedError, TypeError) as exc:
                     if name in ("encode", "decode", "fake_quant"):
                         raise
-                    results.append({"dtype": _dtype_label(dtype), "elements": n, "kernel": name,
+                    results.append({"dtype": bu.dtype_label(dtype), "elements": n, "kernel": name,
                                     "error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
             stats = bu.measure_many(usable, repeat=args.repeat, warmup=args.warmup,
                                     min_sample_s=min_sample, sync=sync)
@@ -124,7 +124,7 @@ def run(args):
                 nbytes = KERNELS[name][1](es) * n
                 seconds = getattr(st, stat)
                 melem, gbs = bu.throughput(n, nbytes, seconds)
-                results.append({"dtype": _dtype_label(dtype), "elements": n, "kernel": name, "bytes": nbytes,
+                results.append({"dtype": bu.dtype_label(dtype), "elements": n, "kernel": name, "bytes": nbytes,
                                 "time_s": seconds, "stat": stat, "melem_per_s": melem, "gb_per_s": gbs,
                                 **st.as_dict()})
             del x, codes, y8, fns, usable
@@ -133,26 +133,11 @@ def run(args):
             "results": results}
 
 
-def _dtype_label(dtype):
-    return str(dtype).replace("torch.", "")
-
-
-def _lookup(results):
-    return {(r["dtype"], r["elements"], r["kernel"]): r for r in results if "time_s" in r}
-
-
-def _ratio(table, dt, n, ours, theirs):
-    a, b = table.get((dt, n, ours)), table.get((dt, n, theirs))
-    if a is None or b is None:
-        return None
-    return b["time_s"] / a["time_s"]
-
-
 def _tables(results, dtypes, sizes, stat):
-    t = _lookup(results)
+    t = bu.index_results(results)
     ops_rows, base_rows = [], []
     for dtype in dtypes:
-        dt = _dtype_label(dtype)
+        dt = bu.dtype_label(dtype)
         for n in sizes:
             row = [dt, bu.format_size(n)]
             for k in ("encode", "decode", "fake_quant"):
@@ -164,7 +149,7 @@ def _tables(results, dtypes, sizes, stat):
                 r = t.get((dt, n, k))
                 row += [r["time_s"] * 1e3, r["gb_per_s"]] if r else ["n/a"] * 2
             for ours, theirs in (("encode", "torch_to_fp8"), ("decode", "torch_from_fp8")):
-                ratio = _ratio(t, dt, n, ours, theirs)
+                ratio = bu.time_ratio(t, dt, n, ours, theirs)
                 row.append(f"{ratio:.2f}x" if ratio is not None else "n/a")
             base_rows.append(row)
     return [
@@ -180,7 +165,7 @@ def _tables(results, dtypes, sizes, stat):
 
 
 def _notes(results, args):
-    t = _lookup(results)
+    t = bu.index_results(results)
     notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} "
              "warm-up call(s), "
              "samples of the six "
@@ -189,7 +174,7 @@ def _notes(results, args):
     notes.append("")
     notes.append(f"performance bars (16M elements, bfloat16, {torch.get_num_threads()} torch threads):")
     for ours, theirs, bar, what in BARS:
-        ratio = _ratio(t, "bfloat16", BAR_SIZE, ours, theirs)
+        ratio = bu.time_ratio(t, "bfloat16", BAR_SIZE, ours, theirs)
         if ratio is None:
             notes.append(f"- {ours} vs torch {what}: not measured (needs --sizes 16M --dtypes bf16)")
         else:
