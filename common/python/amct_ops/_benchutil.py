@@ -342,3 +342,16 @@ def time_ratio(index, dtype, elements, ours, theirs):
     if a is None or b is None:
         return None
     return b["time_s"] / a["time_s"]
+
+
+def argparse_type(parse):
+    """An argparse ``type=`` from a parser raising ValueError (reported as a usage error)."""
+    import argparse
+
+    def convert(text):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert

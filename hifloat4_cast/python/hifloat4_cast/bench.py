@@ -46,28 +46,16 @@ KERNELS = {
 PAIRS = (("fake_quant", "ref_fake_quant"), ("pack", "ref_pack"), ("unpack", "ref_unpack"))
 
 
-def _arg_type(parse):
-    import argparse
-
-    def convert(text):
-        try:
-            return parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return convert
-
-
 def add_arguments(parser):
-    parser.add_argument("--sizes", nargs="+", default=None, type=_arg_type(bu.parse_sizes),
+    parser.add_argument("--sizes", nargs="+", default=None, type=bu.argparse_type(bu.parse_sizes),
                         help=f"element counts, multiples of {ROW}, K/M = 1024/1048576 (default {DEFAULT_SIZES}; "
                              f"{QUICK_SIZES} with --quick)")
     parser.add_argument("--dtypes", nargs="+", default=None,
-                        type=_arg_type(lambda s: bu.parse_dtypes(s, allowed=(torch.float16, torch.bfloat16,
+                        type=bu.argparse_type(lambda s: bu.parse_dtypes(s, allowed=(torch.float16, torch.bfloat16,
                                                                               torch.float32))),
                         help="fp16, bf16 and/or fp32 (default all three)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    parser.add_argument("--no-reference-above", type=_arg_type(lambda s: bu.parse_sizes(s)[0]), default=None,
+    parser.add_argument("--no-reference-above", type=bu.argparse_type(lambda s: bu.parse_sizes(s)[0]), default=None,
                         help="skip the reference above this many elements (default: never)")
 
 

@@ -43,24 +43,12 @@ KERNELS = {
 }
 
 
-def _arg_type(parse):
-    import argparse
-
-    def convert(text):
-        try:
-            return parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return convert
-
-
 def add_arguments(parser):
-    parser.add_argument("--sizes", nargs="+", default=None, type=_arg_type(bu.parse_sizes),
+    parser.add_argument("--sizes", nargs="+", default=None, type=bu.argparse_type(bu.parse_sizes),
                         help=f"element counts, K/M = 1024/1048576 (default {DEFAULT_SIZES}; "
                              f"{QUICK_SIZES} with --quick)")
     parser.add_argument("--dtypes", nargs="+", default=None,
-                        type=_arg_type(lambda s: bu.parse_dtypes(s, allowed=(torch.float16, torch.bfloat16))),
+                        type=bu.argparse_type(lambda s: bu.parse_dtypes(s, allowed=(torch.float16, torch.bfloat16))),
                         help="fp16 and/or bf16 (default both)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
 
