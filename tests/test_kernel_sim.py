@@ -12,23 +12,31 @@ Needs only g++ (CXX overrides it) and, for two cross-checks, numpy or torch.
 
 import atexit
 import concurrent.futures
+import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
 from pathlib import Path
 from typing import ClassVar
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sim_harness import ARCHES, ProgramTestBase, parse  # noqa: E402
+from sim_harness import run_program as _run_program  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SIM_DIR = ROOT / "common" / "ascendc_sim"
 SRC_DIR = Path(__file__).resolve().parent / "sim"
-ARCHES = (2201, 3510)
 CXX = os.environ.get("CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-pthread"]
 WARN_FLAGS = ["-Wall", "-Wextra", "-Wno-unused-parameter"]
 TIMEOUT = 600
+
+# Programs get this module's time limit.
+run_program = functools.partial(_run_program, timeout=TIMEOUT)
 
 _tmp_lock = threading.Lock()
 _tmp_dir = None
@@ -44,12 +52,6 @@ def _work_dir():
             _tmp_dir = Path(tempfile.mkdtemp(prefix="amct_sim_tests_"))
             atexit.register(shutil.rmtree, str(_tmp_dir), True)
         return _tmp_dir
-
-
-def _clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AMCT_SIM_")}
-    env.update(extra or {})
-    return env
 
 
 def _run_compiler(cmd, what):
@@ -115,55 +117,14 @@ def _prebuild():
         build("test_sim_perf", arch, "-O2")
 
 
-def run_program(path, *args, env=None):
-    return subprocess.run(
-        [str(path), *args], capture_output=True, text=True, timeout=TIMEOUT, env=_clean_env(env), check=False
-    )
-
-
-def parse(stdout):
-    passed, failed = set(), {}
-    for line in stdout.splitlines():
-        if line.startswith("PASS "):
-            passed.add(line[5:].strip())
-        elif line.startswith("FAIL "):
-            name, _, why = line[5:].partition(":")
-            failed[name.strip()] = why.strip()
-    return passed, failed
-
-
-class _ProgramTest(unittest.TestCase):
+class _ProgramTest(ProgramTestBase):
     """Runs one C++ test program per arch once; tests assert on its PASS/FAIL markers."""
 
-    program = None
-    results = None
-
-    @classmethod
-    def setUpClass(cls):
-        _prebuild()
-        cls.results = {}
-        for arch in ARCHES:
-            proc = run_program(build(cls.program, arch).result())
-            passed, failed = parse(proc.stdout)
-            cls.results[arch] = (proc, passed, failed)
-
-    def assertChecks(self, names, arches=ARCHES):
-        for arch in arches:
-            proc, passed, failed = self.results[arch]
-            for name in names:
-                with self.subTest(arch=arch, check=name):
-                    if name in failed:
-                        self.fail(f"{name} failed on {arch}: {failed[name]}")
-                    self.assertIn(name, passed, f"{name} did not run on {arch}\n{proc.stdout[-3000:]}")
+    prebuild = staticmethod(_prebuild)
+    build = staticmethod(build)
 
     def assertProgramClean(self):
-        for arch in ARCHES:
-            proc, passed, failed = self.results[arch]
-            with self.subTest(arch=arch):
-                self.assertEqual(failed, {}, f"failures on {arch}")
-                self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
-                self.assertIn("SUMMARY", proc.stdout)
-                self.assertGreater(len(passed), 10)
+        super().assertProgramClean(min_checks=11)
 
 
 class SimGuardsTest(_ProgramTest):

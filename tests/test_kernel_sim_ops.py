@@ -25,6 +25,7 @@ Needs g++ (CXX overrides it); the kernel checks also need torch and numpy.
 
 import atexit
 import concurrent.futures
+import functools
 import json
 import os
 import shutil
@@ -35,16 +36,21 @@ import threading
 import unittest
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sim_harness import ARCHES, ProgramTestBase, parse  # noqa: E402
+from sim_harness import run_program as _run_program  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SIM_DIR = ROOT / "common" / "ascendc_sim"
 SRC_DIR = Path(__file__).resolve().parent / "sim"
 HIF4_KERNEL_DIR = ROOT / "hifloat4_cast" / "op_kernel"
 VECTORS = ROOT.parent / "shared" / "vectors" / "hif4_vectors.json"
-ARCHES = (2201, 3510)
 CXX = os.environ.get("CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-pthread"]
 WARN_FLAGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
 TIMEOUT = 900
+
+run_program = functools.partial(_run_program, timeout=TIMEOUT)  # this module's time limit
 
 _lock = threading.Lock()
 _tmp = None
@@ -59,12 +65,6 @@ def _work_dir():
             _tmp = Path(tempfile.mkdtemp(prefix="amct_sim_ops_tests_"))
             atexit.register(shutil.rmtree, str(_tmp), True)
         return _tmp
-
-
-def _clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AMCT_SIM_")}
-    env.update(extra or {})
-    return env
 
 
 def _compile(name, arch, opt, includes):
@@ -96,44 +96,11 @@ def _prebuild():
         build("test_sim_ops_perf", arch, "-O3")
 
 
-def run_program(path, *args, env=None):
-    return subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT,
-                          env=_clean_env(env))
+class _ProgramTest(ProgramTestBase):
+    """Runs one C++ test program per arch once; tests assert on its PASS/FAIL markers."""
 
-
-def parse(stdout):
-    passed, failed = set(), {}
-    for line in stdout.splitlines():
-        if line.startswith("PASS "):
-            passed.add(line[5:].strip())
-        elif line.startswith("FAIL "):
-            name, _, why = line[5:].partition(":")
-            failed[name.strip()] = why.strip()
-    return passed, failed
-
-
-class _ProgramTest(unittest.TestCase):
-    """Runs one C++ test program per arch once; the tests assert on its PASS/FAIL markers."""
-
-    program = None
-    results = None
-
-    @classmethod
-    def setUpClass(cls):
-        _prebuild()
-        cls.results = {}
-        for arch in ARCHES:
-            proc = run_program(build(cls.program, arch).result())
-            cls.results[arch] = (proc, *parse(proc.stdout))
-
-    def assertChecks(self, names, arches=ARCHES):
-        for arch in arches:
-            proc, passed, failed = self.results[arch]
-            for name in names:
-                with self.subTest(arch=arch, check=name):
-                    if name in failed:
-                        self.fail(f"{name} failed on {arch}: {failed[name]}")
-                    self.assertIn(name, passed, f"{name} did not run on {arch}\n{proc.stdout[-3000:]}")
+    prebuild = staticmethod(_prebuild)
+    build = staticmethod(build)
 
     def assertPrefixChecks(self, prefix, at_least):
         """Every check named prefix* passed on both arches, and there are at least `at_least`."""
@@ -145,12 +112,7 @@ class _ProgramTest(unittest.TestCase):
                 self.assertGreaterEqual(len([p for p in passed if p.startswith(prefix)]), at_least)
 
     def assertProgramClean(self):
-        for arch in ARCHES:
-            proc, passed, failed = self.results[arch]
-            with self.subTest(arch=arch):
-                self.assertEqual(failed, {}, f"failures on {arch}")
-                self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
-                self.assertIn("SUMMARY", proc.stdout)
+        super().assertProgramClean(min_checks=1)
 
 
 class SimReduceTest(_ProgramTest):
