@@ -178,21 +178,33 @@ inline D SaturateFloatToInt(float r) {  // r already integral (or NaN/Inf)
   return static_cast<D>(r);
 }
 
-// trunc and round-half-even without libm calls (baseline x86-64 has no roundps), so that the
-// loops vectorise: below 2^23 through an int32 conversion / the 2^23 addition trick, at or
-// above it (and for Inf/NaN) the value is already integral. copysign keeps -0.0.
+// trunc and round-half-even without libm calls or branches (baseline x86-64 has no roundps), so
+// that the loops vectorise. Everything is done on the bit patterns as int32 (GCC vectorises
+// integer selects, not float ones around a conversion): below 2^23 through an int32 conversion
+// / the 2^23 addition trick, at or above it (and for Inf/NaN) the value is already integral and
+// passes through. The magnitude is clamped first so the conversion is always in range; the sign
+// is put back from the input's bits, which keeps -0.0.
+constexpr int32_t kTwo23Bits = 0x4B000000;  // 2^23
+constexpr int32_t kSignBit = static_cast<int32_t>(0x80000000u);
+
+inline float IntegralOrInput(int32_t integralMagnitudeBits, int32_t inputBits, int32_t magnitudeBits) {
+  const int32_t small = -static_cast<int32_t>(magnitudeBits < kTwo23Bits);  // all ones below 2^23
+  const int32_t signedBits = integralMagnitudeBits | (inputBits & kSignBit);
+  return BitCast<float>((signedBits & small) | (inputBits & ~small));
+}
+
 inline float TruncFloat(float x) {
-  const float a = std::fabs(x);
-  const bool small = a < 8388608.0f;
-  const float t = static_cast<float>(static_cast<int32_t>(small ? a : 0.0f));
-  return small ? std::copysign(t, x) : x;
+  const int32_t b = BitCast<int32_t>(x);
+  const int32_t ab = b & 0x7FFFFFFF;
+  const float clamped = BitCast<float>(ab < kTwo23Bits ? ab : kTwo23Bits);
+  return IntegralOrInput(BitCast<int32_t>(static_cast<float>(static_cast<int32_t>(clamped))), b, ab);
 }
 
 inline float RintFloat(float x) {  // default FP environment: ties to even
-  const float a = std::fabs(x);
-  const bool small = a < 8388608.0f;
-  const float r = ((small ? a : 0.0f) + 8388608.0f) - 8388608.0f;
-  return small ? std::copysign(r, x) : x;
+  const int32_t b = BitCast<int32_t>(x);
+  const int32_t ab = b & 0x7FFFFFFF;
+  const float clamped = BitCast<float>(ab < kTwo23Bits ? ab : 0);
+  return IntegralOrInput(BitCast<int32_t>((clamped + 8388608.0f) - 8388608.0f), b, ab);
 }
 
 inline float RoundFloatIntegral(float x, Rnd r) {
