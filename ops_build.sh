@@ -28,7 +28,7 @@ discover_ops() {
 
 usage() {
     cat <<EOF
-Usage: bash ops_build.sh [--soc SOC] [--backend BACKEND] [OP]
+Usage: bash ops_build.sh [--soc SOC] [--backend BACKEND] [--sanitize] [OP]
 
 Builds the amct_ops operators, stages them in staging/amct_ops and packs dist/amct_ops-*.whl.
 
@@ -39,6 +39,10 @@ Options:
                      cpu: the CPU backend (kernel sim) only, never looks for CANN;
                      npu: also the NPU libraries; needs ASCEND_HOME_PATH with set_env.sh
                      and an importable torch_npu.
+  --sanitize         build the CPU libraries with AddressSanitizer and UndefinedBehaviorSanitizer
+                     (every report fatal) into <op>/build-sanitize and stage them in
+                     staging-sanitize/amct_ops; no wheel, the normal build is untouched. Run
+                     Python with the sanitizer runtimes preloaded (see tests/test_sanitizers.py).
   -h, --help         show this help.
   OP                 build only this operator (the others already staged are kept).
                      Operators: $(discover_ops | tr '\n' ' ')
@@ -51,6 +55,7 @@ EOF
 SOC="ascend910b"
 BACKEND="auto"
 OP=""
+SANITIZE=0
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) usage; exit 0 ;;
@@ -58,7 +63,8 @@ while [ $# -gt 0 ]; do
         --soc=*) SOC="${1#--soc=}"; [ -n "$SOC" ] || die "--soc needs an argument (one of: $VALID_SOCS)"; shift ;;
         --backend) [ $# -ge 2 ] || die "--backend needs an argument (one of: $VALID_BACKENDS)"; BACKEND="$2"; shift 2 ;;
         --backend=*) BACKEND="${1#--backend=}"; shift ;;
-        -*) die "unknown option '$1' (valid: --soc, --backend, -h/--help; see --help)" ;;
+        --sanitize) SANITIZE=1; shift ;;
+        -*) die "unknown option '$1' (valid: --soc, --backend, --sanitize, -h/--help; see --help)" ;;
         *) [ -z "$OP" ] || die "only one operator may be named, got '$OP' and '$1'"; OP="$1"; shift ;;
     esac
 done
@@ -100,6 +106,11 @@ cann_problem() {
     fi
 }
 
+if [ "$SANITIZE" = 1 ]; then
+    [ "$BACKEND" != "npu" ] || die "--sanitize builds the CPU libraries only; use it with --backend cpu or auto"
+    BACKEND="cpu"
+fi
+
 case "$BACKEND" in
     npu)
         problem="$(cann_problem)"
@@ -119,20 +130,28 @@ esac
 "$PYTHON" -c "import torch" 2>/dev/null || die "torch is not importable with $PYTHON (install torch==2.13.0 first, see README.md)"
 JOBS="${AMCT_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 BUILD_TYPE="${AMCT_BUILD_TYPE:-Release}"
+BUILD_DIR_NAME="build"
+STAGING_NAME="staging"
+if [ "$SANITIZE" = 1 ]; then
+    BUILD_DIR_NAME="build-sanitize"
+    STAGING_NAME="staging-sanitize"
+fi
 GENERATOR=()
 if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
 
-note "SOC $SOC -> NPU arch $NPU_ARCH, backend $BACKEND, host $HOST_ARCH, operators: $(echo $OPS)"
+note "SOC $SOC -> NPU arch $NPU_ARCH, backend $BACKEND, host $HOST_ARCH, operators: $(echo $OPS)$([ "$SANITIZE" = 1 ] && echo ", with ASan+UBSan")"
 
 cmake_build() {  # <source dir> <build dir>
     local src="$1" bld="$2"
     # A build dir configured by another generator or for other settings is started afresh.
-    if [ -f "$bld/CMakeCache.txt" ] && ! grep -q "^AMCT_CONFIG_KEY:STRING=$SOC;$BACKEND;$BUILD_TYPE;${GENERATOR[*]:-make}\$" "$bld/CMakeCache.txt"; then
+    if [ -f "$bld/CMakeCache.txt" ] && ! grep -q "^AMCT_CONFIG_KEY:STRING=$SOC;$BACKEND;$BUILD_TYPE;${GENERATOR[*]:-make};$SANITIZE\$" "$bld/CMakeCache.txt"; then
         rm -rf "$bld"
     fi
     cmake -S "$src" -B "$bld" "${GENERATOR[@]}" \
         -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-        -DAMCT_CONFIG_KEY="$SOC;$BACKEND;$BUILD_TYPE;${GENERATOR[*]:-make}" \
+        -DAMCT_CONFIG_KEY="$SOC;$BACKEND;$BUILD_TYPE;${GENERATOR[*]:-make};$SANITIZE" \
+        -DAMCT_SANITIZE="$SANITIZE" \
+        -DAMCT_BUILD_DIR_NAME="$BUILD_DIR_NAME" \
         -DAMCT_ROOT="$ROOT" \
         -DAMCT_PYTHON="$(command -v "$PYTHON")" \
         -DAMCT_BACKEND="$BACKEND" \
@@ -145,31 +164,32 @@ cmake_build() {  # <source dir> <build dir>
 
 SECONDS=0
 note "building common/ (shared runtime)"
-cmake_build "$ROOT/common" "$ROOT/common/build"
+cmake_build "$ROOT/common" "$ROOT/common/$BUILD_DIR_NAME"
 for op in $OPS; do
     note "building $op/"
-    cmake_build "$ROOT/$op" "$ROOT/$op/build"
+    cmake_build "$ROOT/$op" "$ROOT/$op/$BUILD_DIR_NAME"
 done
 
 # ---- staging ---------------------------------------------------------------------------
-STAGE="$ROOT/staging/amct_ops"
+STAGING="$ROOT/$STAGING_NAME"
+STAGE="$STAGING/amct_ops"
 if [ -z "$OP" ]; then
-    rm -rf "$ROOT/staging"
+    rm -rf "$STAGING"
 elif [ -f "$STAGE/_build_info.py" ] && ! { grep -q "\"soc\": \"$SOC\"" "$STAGE/_build_info.py" \
         && grep -q "\"backend\": \"$BACKEND\"" "$STAGE/_build_info.py"; }; then
-    note "staging/ holds a build for another SOC or backend; restaging only '$OP'"
-    rm -rf "$ROOT/staging"
+    note "$STAGING_NAME/ holds a build for another SOC or backend; restaging only '$OP'"
+    rm -rf "$STAGING"
 fi
 mkdir -p "$STAGE/lib"
 cp "$ROOT/ops_init.py" "$STAGE/__init__.py"
 cp "$ROOT"/common/python/amct_ops/*.py "$STAGE/"
 rm -f "$STAGE"/lib/*.so
-cp "$ROOT"/common/build/libamct_common*.so "$STAGE/lib/"
+cp "$ROOT"/common/$BUILD_DIR_NAME/libamct_common*.so "$STAGE/lib/"
 for op in $OPS; do
     rm -rf "${STAGE:?}/$op"
     mkdir -p "$STAGE/$op"
     cp "$ROOT/$op/python/$op/"*.py "$STAGE/$op/"
-    cp "$ROOT/$op/build/"libamct_*.so "$STAGE/$op/"
+    cp "$ROOT/$op/$BUILD_DIR_NAME/"libamct_*.so "$STAGE/$op/"
 done
 
 VERSION="$("$PYTHON" -c "import tomllib; print(tomllib.load(open('pyproject.toml', 'rb'))['project']['version'])")"
@@ -198,7 +218,11 @@ with open(os.path.join(stage, "_build_info.py"), "w") as f:
     f.write('"""Written by ops_build.sh: what this build of amct_ops contains."""\n')
     f.write("BUILD_INFO = " + json.dumps(info, indent=4) + "\n")
 PYEOF
-note "staged $(cd "$ROOT/staging" && find amct_ops -name '*.so' | wc -l) libraries in staging/amct_ops"
+note "staged $(cd "$STAGING" && find amct_ops -name '*.so' | wc -l) libraries in $STAGING_NAME/amct_ops"
+if [ "$SANITIZE" = 1 ]; then
+    note "sanitizer build done in ${SECONDS}s (no wheel); run with PYTHONPATH=$STAGING_NAME and LD_PRELOAD=\"$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)\""
+    exit 0
+fi
 
 # ---- wheel -----------------------------------------------------------------------------
 mkdir -p "$ROOT/dist"

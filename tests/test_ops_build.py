@@ -39,7 +39,8 @@ class CommandLineErrorsTest(unittest.TestCase):
         for flag in ("-h", "--help"):
             result = run_build(flag)
             self.assertEqual(result.returncode, 0)
-            for word in ("ascend910b", "ascend910_93", "ascend950", "dav-2201", "dav-3510", "auto", "hifloat8_cast"):
+            for word in ("ascend910b", "ascend910_93", "ascend950", "dav-2201", "dav-3510", "auto", "hifloat8_cast",
+                         "--sanitize", "staging-sanitize"):
                 self.assertIn(word, result.stdout)
 
     def test_unknown_soc_lists_the_valid_ones(self):
@@ -54,6 +55,9 @@ class CommandLineErrorsTest(unittest.TestCase):
         self.assert_fails(["--fast"], "unknown option '--fast'")
         self.assert_fails(["--backend", "gpu"], "unknown backend 'gpu'", "auto cpu npu")
         self.assert_fails(["--backend"], "--backend needs an argument")
+
+    def test_sanitize_is_cpu_only(self):
+        self.assert_fails(["--sanitize", "--backend", "npu"], "--sanitize builds the CPU libraries only")
 
     def test_unknown_operator_lists_the_valid_ones(self):
         self.assert_fails(["no_such_op"], "unknown operator 'no_such_op'", "hifloat8_cast")

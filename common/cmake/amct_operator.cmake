@@ -37,7 +37,23 @@ set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_CXX_EXTENSIONS OFF)
 set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 set(AMCT_COMMON_DIR "${AMCT_ROOT}/common")
-set(AMCT_COMMON_BUILD_DIR "${AMCT_ROOT}/common/build")
+# ops_build.sh --sanitize builds into build-sanitize/ directories (AMCT_BUILD_DIR_NAME).
+if(NOT DEFINED AMCT_BUILD_DIR_NAME)
+  set(AMCT_BUILD_DIR_NAME build)
+endif()
+set(AMCT_COMMON_BUILD_DIR "${AMCT_ROOT}/common/${AMCT_BUILD_DIR_NAME}")
+# AddressSanitizer + UndefinedBehaviorSanitizer for the CPU libraries (ops_build.sh --sanitize):
+# every report is fatal (-fno-sanitize-recover), frames stay readable; -O1 (after the libraries'
+# own -O3) keeps the instrumented build several times quicker to compile. The kernel sim's own
+# guards are unchanged. The process must preload the sanitizer runtimes (python is not instrumented);
+# tests/test_sanitizers.py shows how.
+set(AMCT_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1)
+function(amct_apply_sanitizers target)
+  if(AMCT_SANITIZE)
+    target_compile_options(${target} PRIVATE ${AMCT_SANITIZE_FLAGS})
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()
 
 # torch's include dirs, library dir and C++ ABI, asked from the Python that will import us.
 function(amct_find_torch)
@@ -139,6 +155,7 @@ function(amct_add_operator op)
   # -fopenmp it runs serially. The runtime is the libgomp.so.1 torch already loaded (same soname).
   target_compile_options(${_cpu} PRIVATE -O3 -fopenmp)
   target_link_options(${_cpu} PRIVATE -fopenmp)
+  amct_apply_sanitizers(${_cpu})
 
   if(AMCT_BACKEND STREQUAL "npu")
     list(FIND ARG_NPU_ARCHS "${AMCT_NPU_ARCH}" _found)
