@@ -1,0 +1,185 @@
+"""64-bit sizes (issue: hardening): one element-wise op of each kernel family handles a tensor
+of more than 2^31 elements, spot-checked against reference.py on slices at the start, across
+element 2^31 and at the end; shapes whose element counts overflow 32 bits never wrap in host
+code or tiling (Meta shapes, the tiling test hooks).
+
+The large cases need ~9 GB of free memory and are skipped (with the reason) when
+/proc/meminfo shows less; ``AMCT_SKIP_LARGE=1`` skips them explicitly. The inputs are a
+random pattern of a length coprime to 2^31 repeated, so the data around element 2^31 differs
+from the data at the start.
+"""
+import gc
+import os
+import sys
+import unittest
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from amct_testing import assert_bits_equal, load_source_module  # noqa: E402
+
+try:
+    import amct_ops
+except ImportError:  # pragma: no cover
+    amct_ops = None
+
+REPO = Path(__file__).resolve().parents[1]
+BIG = (1 << 31) + (1 << 14)  # > 2^31 elements, a multiple of 64 * 256
+PATTERN = (1 << 20) + 64 * 7  # repeated; not a divisor of 2^31
+
+
+def _has(package):
+    return amct_ops is not None and package in amct_ops.OPERATOR_PACKAGES
+
+
+def _available_bytes():
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _skip_large(needed_gb):
+    if os.environ.get("AMCT_SKIP_LARGE") == "1":
+        return "AMCT_SKIP_LARGE=1"
+    if _available_bytes() < needed_gb * (1 << 30):
+        return f"needs ~{needed_gb} GB free memory, /proc/meminfo shows {_available_bytes() / 2**30:.1f} GB"
+    return None
+
+
+def _repeated(pattern, n):
+    reps = -(-n // pattern.numel())
+    return pattern.repeat(reps)[:n]
+
+
+def _windows(n, width):
+    """Slices to check: start, across element 2^31 (and 2^32 when present), end."""
+    mid = (1 << 31) - width // 2
+    return [slice(0, width), slice(mid, mid + width), slice(n - width, n)]
+
+
+def _reference(package, name):
+    path = REPO / package / "python" / package / "reference.py"
+    return getattr(load_source_module(f"{package}_reference_large", path), name)
+
+
+@unittest.skipIf(amct_ops is None, "amct_ops is not built")
+class TestMoreThan2e31Elements(unittest.TestCase):
+    def tearDown(self):
+        gc.collect()
+
+    @unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
+    def test_hifloat8_encode_bf16(self):
+        reason = _skip_large(8)
+        if reason:
+            self.skipTest(reason)
+        from amct_ops.hifloat8_cast import encode_to_hifloat8
+        ref = _reference("hifloat8_cast", "encode_to_hifloat8_ref")
+        gen = torch.Generator().manual_seed(31)
+        pattern = (torch.randn(PATTERN, generator=gen) * torch.exp2(torch.randint(-20, 20, (PATTERN,), generator=gen))
+                   ).to(torch.bfloat16)
+        x = _repeated(pattern, BIG)
+        self.assertGreater(x.numel(), 1 << 31)
+        y = encode_to_hifloat8(x)
+        self.assertEqual(y.shape, x.shape)
+        for s in _windows(BIG, 1 << 16):
+            assert_bits_equal(self, y[s], ref(x[s]), f"encode_to_hifloat8 elements [{s.start}, {s.stop})")
+
+    @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
+    def test_hifloat4_fake_quant_bf16(self):
+        reason = _skip_large(10)
+        if reason:
+            self.skipTest(reason)
+        from amct_ops.hifloat4_cast import hifloat4_fake_quant
+        ref = _reference("hifloat4_cast", "hifloat4_fake_quant_ref")
+        gen = torch.Generator().manual_seed(32)
+        pattern = (torch.randn(PATTERN, generator=gen) * 3).to(torch.bfloat16)
+        pattern[64 * 5: 64 * 6] = float("nan")  # a poisoned block in every repetition
+        x = _repeated(pattern, BIG).view(-1, 1 << 14)  # rows of 16384: 131073 rows
+        self.assertGreater(x.numel(), 1 << 31)
+        y = hifloat4_fake_quant(x)
+        self.assertEqual(y.shape, x.shape)
+        flat_x, flat_y = x.view(-1), y.view(-1)
+        for s in _windows(BIG, 1 << 16):
+            assert_bits_equal(self, flat_y[s], ref(flat_x[s]), f"hifloat4_fake_quant elements [{s.start}, {s.stop})")
+
+    @unittest.skipUnless(_has("svd_quant"), "svd_quant not built")
+    def test_mxfp4_quantize(self):
+        reason = _skip_large(10)
+        if reason:
+            self.skipTest(reason)
+        from amct_ops.svd_quant import mxfp4_quantize
+        ref = _reference("svd_quant", "mxfp4_quantize_ref")
+        gen = torch.Generator().manual_seed(33)
+        k = 1 << 14
+        pattern = torch.randn(PATTERN, generator=gen).to(torch.bfloat16)
+        w = _repeated(pattern, BIG).view(-1, k)
+        self.assertGreater(w.numel(), 1 << 31)
+        codes, scales = mxfp4_quantize(w)
+        rows = [0, 1, (1 << 31) // k, (1 << 31) // k + 1, w.shape[0] - 1]
+        for r in rows:
+            want_codes, want_scales = ref(w[r:r + 1])
+            assert_bits_equal(self, codes[r:r + 1], want_codes, f"mxfp4_quantize codes row {r}")
+            assert_bits_equal(self, scales[r:r + 1], want_scales, f"mxfp4_quantize scales row {r}")
+
+
+@unittest.skipIf(amct_ops is None, "amct_ops is not built")
+class TestNoThirtyTwoBitWrap(unittest.TestCase):
+    """Host shape arithmetic and tiling on element counts past 2^32 (no memory needed)."""
+
+    HUGE = [(1 << 32) + 64, (1 << 40) + 64 * 3, (1 << 50)]
+
+    @unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
+    def test_hifloat8_tiling_covers_every_element(self):
+        for mode in range(8):
+            for n in self.HUGE:
+                with self.subTest(mode=mode, n=n):
+                    (block_num, _, total, per_core, last, tile, *_rest) = torch.ops.amct._hifloat8_cast_tiling(mode, n)
+                    self.assertEqual(total, n)
+                    self.assertGreaterEqual(block_num, 1)
+                    self.assertEqual(per_core * (block_num - 1) + last, n)
+                    self.assertGreater(tile, 0)
+                    # hifloat8's last core takes the remainder on top of its share.
+                    self.assertTrue(per_core <= last < per_core + block_num)
+
+    @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
+    def test_hifloat4_tiling_covers_every_block(self):
+        for mode in range(3):
+            for dtype in range(3):
+                for n in self.HUGE:
+                    blocks = n // 64
+                    with self.subTest(mode=mode, dtype=dtype, blocks=blocks):
+                        t = torch.ops.amct._hifloat4_cast_tiling(mode, dtype, blocks)
+                        block_num, tile, total, per_core, last = t[0], t[3], t[4], t[5], t[6]
+                        self.assertEqual(total, blocks)
+                        self.assertEqual(per_core * (block_num - 1) + last, blocks)
+                        self.assertGreater(tile, 0)
+                        self.assertTrue(0 < last <= per_core or block_num == 1)
+
+    def test_meta_shapes_past_2e32(self):
+        checked = 0
+        if _has("hifloat8_cast"):
+            x = torch.empty((1 << 20, (1 << 14) + 3), dtype=torch.bfloat16, device="meta")
+            self.assertEqual(torch.ops.amct.encode_to_hifloat8(x).shape, x.shape)
+            c = torch.empty((3, 1 << 31), dtype=torch.uint8, device="meta")
+            self.assertEqual(torch.ops.amct.decode_from_hifloat8(c, torch.float32).shape, c.shape)
+            checked += 1
+        if _has("hifloat4_cast"):
+            x = torch.empty((1 << 20, 64 * (1 << 10) * 3), dtype=torch.float16, device="meta")
+            self.assertEqual(torch.ops.amct.hifloat4_fake_quant(x, 0).shape, x.shape)
+            scale, value = torch.ops.amct.hifloat4_pack(x)
+            self.assertEqual(tuple(scale.shape), (1 << 20, 3 * (1 << 10), 4))
+            self.assertEqual(tuple(value.shape), (1 << 20, 32 * (1 << 10) * 3))
+            back = torch.ops.amct.hifloat4_unpack(scale, value, None)
+            self.assertEqual(back.shape, x.shape)
+            checked += 1
+        self.assertGreater(checked, 0, "no operator built")
+
+
+if __name__ == "__main__":
+    unittest.main()
