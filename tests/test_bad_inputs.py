@@ -1,0 +1,233 @@
+"""The bad-input survey (issue: hardening): one test per cell of the README's "Bad inputs"
+table, op x class (wrong dtype, wrong rank, wrong device, shape mismatch, unsupported
+attribute value, non-finite values, empty, huge).
+
+A cell either raises RuntimeError whose message contains the listed key words (the op, the
+argument, what was expected and what was given), or is accepted input with a defined result,
+checked here against the spec. Every call runs in this process: nothing may crash it.
+``test_readme_table_matches`` keeps the README table and this file in step.
+"""
+import re
+import sys
+import unittest
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from amct_testing import assert_bits_equal, load_source_module  # noqa: E402
+
+try:
+    import amct_ops
+except ImportError:  # pragma: no cover
+    amct_ops = None
+
+REPO = Path(__file__).resolve().parents[1]
+CLASSES = ("wrong dtype", "wrong rank", "wrong device", "shape mismatch", "unsupported attribute",
+           "non-finite", "empty", "huge")
+HUGE = 1 << 62
+# The allocator refuses a 2^62-element output: "can't allocate memory" or "Storage size
+# calculation overflowed" (any one of the words in a tuple).
+TOO_BIG = ("alloc", "overflow")
+
+
+def _has(package):
+    return amct_ops is not None and package in amct_ops.OPERATOR_PACKAGES
+
+
+def _ref(package):
+    return load_source_module(f"{package}_reference_bad", REPO / package / "python" / package / "reference.py")
+
+
+def raises(*words):
+    return ("raises", words)
+
+
+def accepted(check):
+    return ("accepted", check)
+
+
+NA = ("n/a", None)
+
+
+def _sparse(x):
+    return x.to_sparse()
+
+
+def _huge_view(dtype, last=1):
+    """A zero-copy view of 2^62 elements (stride 0): any attempt to materialise it must fail
+    cleanly (allocation error), never wrap a size or write out of bounds."""
+    return torch.zeros(1, dtype=dtype).expand(HUGE // last, last)
+
+
+def hif8_cells():
+    from amct_ops.hifloat8_cast import decode_from_hifloat8, encode_to_hifloat8, hifloat8_fake_quant
+    ref = _ref("hifloat8_cast")
+    nf16 = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0], dtype=torch.float16)
+    nf32 = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0])
+    return {
+        "encode_to_hifloat8": {
+            "wrong dtype": (lambda: encode_to_hifloat8(torch.ones(4)),
+                            raises("encode_to_hifloat8", "input dtype", "float16 or bfloat16", "got float32")),
+            "wrong rank": NA,
+            "wrong device": (lambda: encode_to_hifloat8(_sparse(torch.ones(4, dtype=torch.float16))),
+                             raises("encode_to_hifloat8", "Sparse")),
+            "shape mismatch": NA,
+            "unsupported attribute": NA,
+            "non-finite": (lambda: encode_to_hifloat8(nf16),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.encode_to_hifloat8_ref(nf16)))),
+            "empty": (lambda: encode_to_hifloat8(torch.ones(0, 3, dtype=torch.bfloat16)),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0, 3), torch.uint8)))),
+            "huge": (lambda: encode_to_hifloat8(_huge_view(torch.bfloat16)), raises(TOO_BIG)),
+        },
+        "decode_from_hifloat8": {
+            "wrong dtype": (lambda: decode_from_hifloat8(torch.ones(4)),
+                            raises("decode_from_hifloat8", "dtype", "uint8", "got float32")),
+            "wrong rank": NA,
+            "wrong device": (lambda: decode_from_hifloat8(_sparse(torch.ones(4, dtype=torch.uint8))),
+                             raises("decode_from_hifloat8", "Sparse")),
+            "shape mismatch": NA,
+            "unsupported attribute": (lambda: decode_from_hifloat8(torch.ones(4, dtype=torch.uint8), torch.int32),
+                                      raises("decode_from_hifloat8", "dtype", "float16, bfloat16 or float32",
+                                             "got int32")),
+            "non-finite": NA,
+            "empty": (lambda: decode_from_hifloat8(torch.ones(2, 0, dtype=torch.uint8), torch.float32),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((2, 0), torch.float32)))),
+            "huge": (lambda: decode_from_hifloat8(_huge_view(torch.uint8)), raises(TOO_BIG)),
+        },
+        "hifloat8_fake_quant": {
+            "wrong dtype": (lambda: hifloat8_fake_quant(torch.ones(4, dtype=torch.float64)),
+                            raises("hifloat8_fake_quant", "input dtype", "float32", "got float64")),
+            "wrong rank": NA,
+            "wrong device": (lambda: hifloat8_fake_quant(_sparse(torch.ones(4))), raises("hifloat8_fake_quant", "Sparse")),
+            "shape mismatch": NA,
+            "unsupported attribute": NA,
+            "non-finite": (lambda: hifloat8_fake_quant(nf32),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat8_fake_quant_ref(nf32)))),
+            "empty": (lambda: hifloat8_fake_quant(torch.ones(0)),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0,), torch.float32)))),
+            "huge": (lambda: hifloat8_fake_quant(_huge_view(torch.float32)), raises(TOO_BIG)),
+        },
+    }
+
+
+def hif4_cells():
+    from amct_ops.hifloat4_cast import hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack
+    ref = _ref("hifloat4_cast")
+    nf = torch.ones(2, 128, dtype=torch.bfloat16)
+    nf[0, 3], nf[1, 70] = float("nan"), float("-inf")
+    s_ok, v_ok = torch.zeros(3, 2, 4, dtype=torch.uint8), torch.zeros(3, 64, dtype=torch.uint8)
+    return {
+        "hifloat4_fake_quant": {
+            "wrong dtype": (lambda: hifloat4_fake_quant(torch.ones(2, 64, dtype=torch.float64)),
+                            raises("hifloat4_fake_quant: input dtype must be float16, bfloat16 or float32, got float64")),
+            "wrong rank": (lambda: hifloat4_fake_quant(torch.tensor(1.0)),
+                           raises("hifloat4_fake_quant: input must have at least 1 dimension, got 0")),
+            "wrong device": (lambda: hifloat4_fake_quant(_sparse(torch.ones(2, 64))),
+                             raises("hifloat4_fake_quant", "Sparse")),
+            "shape mismatch": (lambda: hifloat4_fake_quant(torch.ones(3, 100)),
+                               raises("hifloat4_fake_quant: quant dim length must be a multiple of 64, got 100")),
+            "unsupported attribute": (lambda: hifloat4_fake_quant(torch.ones(2, 64), HUGE),
+                                      raises("hifloat4_fake_quant: qdim out of range", "[-2, 1]", f"got {HUGE}")),
+            "non-finite": (lambda: hifloat4_fake_quant(nf),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat4_fake_quant_ref(nf)))),
+            "empty": (lambda: hifloat4_fake_quant(torch.ones(0, 64)),
+                      accepted(lambda t, y: t.assertEqual(tuple(y.shape), (0, 64)))),
+            "huge": (lambda: hifloat4_fake_quant(_huge_view(torch.bfloat16, 64)), raises(TOO_BIG)),
+        },
+        "hifloat4_pack": {
+            "wrong dtype": (lambda: hifloat4_pack(torch.ones(2, 64, dtype=torch.int32)),
+                            raises("hifloat4_pack: input dtype must be float16, bfloat16 or float32, got int32")),
+            "wrong rank": (lambda: hifloat4_pack(torch.tensor(1.0)),
+                           raises("hifloat4_pack: input must have at least 1 dimension, got 0")),
+            "wrong device": (lambda: hifloat4_pack(_sparse(torch.ones(2, 64))), raises("hifloat4_pack", "Sparse")),
+            "shape mismatch": (lambda: hifloat4_pack(torch.ones(3, 100)),
+                               raises("hifloat4_pack: last dim length must be a multiple of 64, got 100")),
+            "unsupported attribute": NA,
+            "non-finite": (lambda: hifloat4_pack(nf),
+                           accepted(lambda t, y: [assert_bits_equal(t, a, b) for a, b in
+                                                  zip(y, ref.hifloat4_pack_ref(nf))])),
+            "empty": (lambda: hifloat4_pack(torch.ones(3, 0)),
+                      accepted(lambda t, y: t.assertEqual([tuple(v.shape) for v in y], [(3, 0, 4), (3, 0)]))),
+            "huge": (lambda: hifloat4_pack(_huge_view(torch.float32, 64)), raises(TOO_BIG)),
+        },
+        "hifloat4_unpack": {
+            "wrong dtype": (lambda: hifloat4_unpack(s_ok.int(), v_ok),
+                            raises("hifloat4_unpack: scale dtype must be uint8, got int32")),
+            "wrong rank": (lambda: hifloat4_unpack(torch.zeros(4, dtype=torch.uint8), v_ok),
+                           raises("hifloat4_unpack: scale must have at least 2 dimensions, got 1")),
+            "wrong device": (lambda: hifloat4_unpack(s_ok, v_ok.to("meta")),
+                             raises("hifloat4_unpack: value device must be cpu to match scale, got meta")),
+            "shape mismatch": (lambda: hifloat4_unpack(torch.zeros(3, 4, 4, dtype=torch.uint8), v_ok),
+                               raises("hifloat4_unpack: value shape must be [3, 128] to match scale [3, 4, 4], "
+                                      "got [3, 64]")),
+            "unsupported attribute": (lambda: hifloat4_unpack(s_ok, v_ok, torch.int32),
+                                      raises("hifloat4_unpack: dtype must be float16, bfloat16 or float32, got int32")),
+            "non-finite": (lambda: hifloat4_unpack(torch.full((1, 1, 4), 255, dtype=torch.uint8),
+                                                   torch.zeros(1, 32, dtype=torch.uint8)),
+                           accepted(lambda t, y: t.assertTrue(bool(y.isnan().all())))),
+            "empty": (lambda: hifloat4_unpack(torch.zeros(0, 2, 4, dtype=torch.uint8),
+                                              torch.zeros(0, 64, dtype=torch.uint8)),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0, 128), torch.float32)))),
+            "huge": (lambda: hifloat4_unpack(torch.zeros(1, 1, 4, dtype=torch.uint8).expand(HUGE // 64, 1, 4),
+                                             torch.zeros(1, 32, dtype=torch.uint8).expand(HUGE // 64, 32)),
+                     raises(TOO_BIG)),
+        },
+    }
+
+
+CELL_BUILDERS = {"hifloat8_cast": hif8_cells, "hifloat4_cast": hif4_cells}
+
+
+def all_cells():
+    cells = {}
+    for package, build in CELL_BUILDERS.items():
+        if _has(package):
+            cells.update(build())
+    return cells
+
+
+@unittest.skipIf(amct_ops is None, "amct_ops is not built")
+class TestBadInputSurvey(unittest.TestCase):
+    def test_every_cell(self):
+        cells = all_cells()
+        self.assertTrue(cells)
+        for op, row in cells.items():
+            self.assertEqual(tuple(row), CLASSES, f"{op}: every class has a cell")
+            for cls, cell in row.items():
+                if cell is NA:
+                    continue
+                call, (kind, detail) = cell
+                with self.subTest(op=op, bad_input=cls):
+                    if kind == "raises":
+                        with self.assertRaises(RuntimeError) as ctx:
+                            call()
+                        message = str(ctx.exception)
+                        for word in detail:
+                            options = word if isinstance(word, tuple) else (word,)
+                            self.assertTrue(any(w.lower() in message.lower() for w in options),
+                                            f"{op} / {cls}: none of {options} in {message[:400]!r}")
+                    else:
+                        detail(self, call())
+
+    def test_readme_table_matches(self):
+        text = (REPO / "README.md").read_text(encoding="utf-8")
+        section = text.split("## Bad inputs", 1)
+        self.assertEqual(len(section), 2, "README has no '## Bad inputs' section")
+        rows = {}
+        for line in section[1].split("\n## ", 1)[0].splitlines():
+            cols = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cols) == len(CLASSES) + 1 and cols[0].startswith("`"):
+                rows[cols[0].strip("`")] = cols[1:]
+        for op, row in all_cells().items():
+            with self.subTest(op=op):
+                self.assertIn(op, rows, f"README Bad inputs table has no row for {op}")
+                for cls, cell_text in zip(CLASSES, rows[op]):
+                    kind = row[cls][1][0] if row[cls] is not NA else "n/a"
+                    want = {"raises": "RuntimeError", "accepted": "ok", "n/a": "—"}[kind]
+                    self.assertTrue(cell_text.startswith(want) or (kind == "raises" and re.match("^Runtime", cell_text)),
+                                    f"{op} / {cls}: README says {cell_text!r}, the test expects {want}")
+
+
+if __name__ == "__main__":
+    unittest.main()
