@@ -336,6 +336,26 @@ def index_results(results):
     return {(r["dtype"], r["elements"], r["kernel"]): r for r in results if "time_s" in r}
 
 
+def record(results, stats, stat, dtype, elements, bytes_of):
+    """Append one result row per measured kernel of ``stats`` (name -> Stats) at ``elements``
+    elements of ``dtype``; ``bytes_of(name)`` is the bytes the kernel moves per element."""
+    for name, st in stats.items():
+        nbytes = bytes_of(name) * elements
+        seconds = getattr(st, stat)
+        melem, gbs = throughput(elements, nbytes, seconds)
+        results.append({"dtype": dtype_label(dtype), "elements": elements, "kernel": name, "bytes": nbytes,
+                        "time_s": seconds, "stat": stat, "melem_per_s": melem, "gb_per_s": gbs, **st.as_dict()})
+
+
+def throughput_cells(index, dtype, elements, kernels):
+    """ms, Melem/s and GB/s of each kernel in turn ("n/a" where it was not measured)."""
+    cells = []
+    for k in kernels:
+        r = index.get((dtype, elements, k))
+        cells += [r["time_s"] * 1e3, r["melem_per_s"], r["gb_per_s"]] if r else ["n/a"] * 3
+    return cells
+
+
 def time_ratio(index, dtype, elements, ours, theirs):
     """How many times faster kernel ``ours`` ran than ``theirs`` (None if either is missing)."""
     a, b = index.get((dtype, elements, ours)), index.get((dtype, elements, theirs))

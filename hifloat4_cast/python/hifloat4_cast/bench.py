@@ -109,13 +109,7 @@ def run(args):
             for fn in fns.values():
                 fn()
             stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample, sync=sync)
-            for name, st in stats.items():
-                nbytes = KERNELS[name][1](es) * n
-                seconds = getattr(st, stat)
-                melem, gbs = bu.throughput(n, nbytes, seconds)
-                results.append({"dtype": bu.dtype_label(dtype), "elements": n, "kernel": name, "bytes": nbytes,
-                                "time_s": seconds, "stat": stat, "melem_per_s": melem, "gb_per_s": gbs,
-                                **st.as_dict()})
+            bu.record(results, stats, stat, dtype, n, lambda name: KERNELS[name][1](es))
             del inputs, fns
 
     return {"tables": _tables(results, dtypes, sizes, stat), "notes": _notes(results, args), "results": results}
@@ -128,9 +122,7 @@ def _tables(results, dtypes, sizes, stat):
         dt = bu.dtype_label(dtype)
         for n in sizes:
             row = [dt, bu.format_size(n)]
-            for k in ("fake_quant", "pack", "unpack"):
-                r = t.get((dt, n, k))
-                row += [r["time_s"] * 1e3, r["melem_per_s"], r["gb_per_s"]] if r else ["n/a"] * 3
+            row += bu.throughput_cells(t, dt, n, ("fake_quant", "pack", "unpack"))
             ops_rows.append(row)
             row = [dt, bu.format_size(n)]
             for ours, theirs in PAIRS:
