@@ -69,3 +69,19 @@ def assert_bits_equal(case, actual, expected, what="", inputs=None, show_input=r
             src = "" if flat_in is None else f" input={show_input(flat_in[i])}"
             rows.append(f"[{i}]{src} got={fa[i].item()!r} want={fe[i].item()!r}")
         case.fail(f"{what}: {int(bad.sum())} of {bad.numel()} differ; first: " + "; ".join(rows))
+
+
+def assert_compiled_ste_backward(case, fake_quant, fake_quant_ref, x):
+    """torch.compile(fullgraph=True, aot_eager) of (3 * fake_quant(x)).sum(): the loss equals the
+    reference's and the straight-through gradient is exactly 3 everywhere."""
+    torch._dynamo.reset()
+
+    def step(v):
+        return (fake_quant(v) * 3.0).sum()
+
+    compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
+    x = x.detach().requires_grad_()
+    loss = compiled(x)
+    loss.backward()
+    case.assertEqual(loss.item(), (fake_quant_ref(x.detach()) * 3.0).sum().item())
+    case.assertTrue(bool((x.grad == 3.0).all()))

@@ -36,6 +36,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hif4_oracle as ho  # noqa: E402
+from amct_testing import assert_compiled_ste_backward  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_SRC = REPO / "hifloat4_cast" / "python" / "hifloat4_cast" / "reference.py"
@@ -1056,17 +1057,8 @@ class TestD10Compile(Base):
         self._check(self.f_wrappers, "aot_eager")
 
     def test_aot_eager_backward(self):
-        torch._dynamo.reset()
-
-        def step(x):
-            return (torch.ops.amct.hifloat4_fake_quant(x, -1) * 3.0).sum()
-
-        compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
-        x = randn((5, 192), F32, seed=132).requires_grad_()
-        loss = compiled(x)
-        loss.backward()
-        self.assertEqual(loss.item(), (ref.hifloat4_fake_quant_ref(x.detach()) * 3.0).sum().item())
-        self.assertTrue(bool((x.grad == 3.0).all()))
+        assert_compiled_ste_backward(self, lambda v: torch.ops.amct.hifloat4_fake_quant(v, -1),
+                                     ref.hifloat4_fake_quant_ref, randn((5, 192), F32, seed=132))
 
     def test_inductor(self):
         # One small test with the default backend.

@@ -25,6 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hif8_oracle as ho  # noqa: E402
+from amct_testing import assert_compiled_ste_backward  # noqa: E402
 
 import amct_ops  # noqa: E402
 from amct_ops import _sim  # noqa: E402
@@ -866,17 +867,8 @@ class TestD12Compile(Base):
         self._check(self.f_wrappers, "aot_eager")
 
     def test_aot_eager_backward(self):
-        torch._dynamo.reset()
-
-        def step(x):
-            return (torch.ops.amct.hifloat8_fake_quant(x) * 3.0).sum()
-
-        compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
-        x = _base_input(F32, (300,)).requires_grad_()
-        loss = compiled(x)
-        loss.backward()
-        self.assertEqual(loss.item(), (ref.hifloat8_fake_quant_ref(x.detach()) * 3.0).sum().item())
-        self.assertTrue(bool((x.grad == 3.0).all()))
+        assert_compiled_ste_backward(self, torch.ops.amct.hifloat8_fake_quant, ref.hifloat8_fake_quant_ref,
+                                     _base_input(F32, (300,)))
 
     def test_inductor(self):
         # One small test with the default backend (needs the C++ compiler for the codegen).
