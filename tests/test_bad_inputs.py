@@ -176,7 +176,138 @@ def hif4_cells():
     }
 
 
-CELL_BUILDERS = {"hifloat8_cast": hif8_cells, "hifloat4_cast": hif4_cells}
+def svd_cells():
+    from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, svd_quant
+    ref = _ref("svd_quant")
+    gen = torch.Generator().manual_seed(5)
+    w = torch.randn(40, 96, generator=gen).to(torch.bfloat16)
+    codes, scales = mxfp4_quantize(w)
+    x = torch.randn(3, 7, 96, generator=gen).to(torch.bfloat16)
+    down = (torch.randn(96, 4, generator=gen) * 0.1).to(torch.bfloat16)
+    up = (torch.randn(4, 40, generator=gen) * 0.1).to(torch.bfloat16)
+    nf = torch.randn(2, 64, generator=gen).to(torch.bfloat16)
+    nf[0, 5], nf[1, 40] = float("nan"), float("inf")
+    xnf = x.clone()
+    xnf[0, 0, 0] = float("nan")
+    return {
+        "mxfp4_quantize": {
+            "wrong dtype": (lambda: mxfp4_quantize(torch.ones(2, 32, dtype=torch.float64)),
+                            raises("mxfp4_quantize", "input", "float64")),
+            "wrong rank": (lambda: mxfp4_quantize(torch.tensor(1.0)),
+                           raises("mxfp4_quantize: input must have at least 1 dimension")),
+            "wrong device": (lambda: mxfp4_quantize(_sparse(torch.ones(2, 32))), raises("mxfp4_quantize", "Sparse")),
+            "shape mismatch": (lambda: mxfp4_quantize(torch.ones(2, 40)),
+                               raises("mxfp4_quantize: the last dimension K must be a multiple of 32, got K = 40")),
+            "unsupported attribute": (lambda: mxfp4_quantize(w, "nearest"),
+                                      raises("mxfp4_quantize: round_mode must be one of", "got 'nearest'")),
+            "non-finite": (lambda: mxfp4_quantize(nf),
+                           accepted(lambda t, y: [assert_bits_equal(t, a, b) for a, b in
+                                                  zip(y, ref.mxfp4_quantize_ref(nf))])),
+            "empty": (lambda: mxfp4_quantize(torch.ones(0, 64)),
+                      accepted(lambda t, y: t.assertEqual([tuple(v.shape) for v in y], [(0, 32), (0, 1, 2)]))),
+            "huge": (lambda: mxfp4_quantize(_huge_view(torch.bfloat16, 64)), raises(TOO_BIG)),
+        },
+        "mxfp4_dequantize": {
+            "wrong dtype": (lambda: mxfp4_dequantize(codes.int(), scales),
+                            raises("mxfp4_dequantize: codes must have dtype uint8 or float4_e2m1fn_x2, got int32")),
+            "wrong rank": (lambda: mxfp4_dequantize(torch.tensor(1, dtype=torch.uint8), scales),
+                           raises("mxfp4_dequantize: codes must have at least 1 dimension")),
+            "wrong device": (lambda: mxfp4_dequantize(codes, scales.to("meta")), raises("mxfp4_dequantize", "device")),
+            "shape mismatch": (lambda: mxfp4_dequantize(codes, scales[:, :1]),
+                               raises("mxfp4_dequantize: expected scales of shape", "for codes of shape")),
+            "unsupported attribute": (lambda: mxfp4_dequantize(codes, scales, torch.int32),
+                                      raises("mxfp4_dequantize", "dtype", "got int32")),
+            "non-finite": (lambda: mxfp4_dequantize(codes[:1], torch.full_like(scales[:1], 255)),
+                           accepted(lambda t, y: t.assertTrue(bool(y.isnan().all())))),
+            "empty": (lambda: mxfp4_dequantize(codes[:0], scales[:0]),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0, 96), torch.bfloat16)))),
+            "huge": (lambda: mxfp4_dequantize(codes[:1, :16].expand(HUGE // 32, 16),
+                                              scales[:1, :1].expand(HUGE // 32, 1, 2)), raises(TOO_BIG)),
+        },
+        "svd_quant": {
+            "wrong dtype": (lambda: svd_quant(x.float(), codes, scales, down, up),
+                            raises("svd_quant: Data Type is wrong: activation must be bfloat16, got float32")),
+            "wrong rank": (lambda: svd_quant(x[0, 0], codes, scales, down, up),
+                           raises("svd_quant: invalid input shapes: activation must be at least 2-D")),
+            "wrong device": (lambda: svd_quant(x, codes, scales, down.to("meta"), up),
+                             raises("svd_quant: all inputs must be on the same device", "down is on meta")),
+            "shape mismatch": (lambda: svd_quant(x, codes, scales, down[:64], up),
+                               raises("svd_quant: Input shapes are incompatible: expected down of shape [96, 4]",
+                                      "got [64, 4]")),
+            "unsupported attribute": NA,
+            "non-finite": (lambda: svd_quant(xnf, codes, scales, down, up),
+                           accepted(lambda t, y: t.assertTrue(bool(y[0, 0].isnan().all()) and
+                                                              not bool(y[1:].isnan().any())))),
+            "empty": (lambda: svd_quant(x[:, :0], codes, scales, down, up),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((3, 0, 40), torch.bfloat16)))),
+            "huge": (lambda: svd_quant(x[:1, :1].expand(HUGE // 96, 1, 96), codes, scales, down, up), raises(TOO_BIG)),
+        },
+    }
+
+
+def stem_cells():
+    from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
+    ref = _ref("stem_indexer")
+    gen = torch.Generator().manual_seed(6)
+    B, Nq, Nk, qb, kb = 1, 32, 4, 3, 3
+    qflat = (torch.rand(B, Nq, qb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+    kflat = (torch.rand(B, Nk, kb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+    vbias = torch.rand(B, Nk, kb, generator=gen)
+    ql = torch.tensor([300], dtype=torch.int32)
+    kl = torch.tensor([300], dtype=torch.int32)
+    md = npu_stem_indexer_metadata(ql, kl, Nq, Nk)
+
+    def run(q=qflat, k=kflat, v=vbias, qlens=ql, klens=kl, **kw):
+        return npu_stem_indexer(q, k, v, qlens, klens, metadata=md, **kw)
+
+    vnf = vbias.clone()
+    vnf[0, 0, 1] = float("nan")
+    zero = torch.zeros(1, dtype=torch.int32)
+
+    def same_as_reference(t, y, **kw):
+        want = ref.stem_indexer_reference(qflat, kflat, kw.get("v", vbias), kw.get("qlens", ql), kw.get("klens", kl),
+                                          metadata=md)
+        for got, exp in zip(y, want):
+            t.assertTrue(torch.equal(got, exp))
+
+    return {
+        "npu_stem_indexer": {
+            "wrong dtype": (lambda: run(q=qflat.float()), raises("npu_stem_indexer", "qflat", "bfloat16", "float32")),
+            "wrong rank": (lambda: run(v=vbias[0]), raises("npu_stem_indexer: vbias must have rank 3", "got rank 2")),
+            "wrong device": (lambda: run(v=vbias.to("meta")), raises("npu_stem_indexer", "device")),
+            "shape mismatch": (lambda: run(k=kflat[..., :1024]),
+                               raises("npu_stem_indexer: kflat.size(3) must be 2048", "got 1024")),
+            "unsupported attribute": (lambda: run(topk_score_precision=3),
+                                      raises("npu_stem_indexer: topk_score_precision must be", "got 3")),
+            "non-finite": (lambda: run(v=vnf), accepted(lambda t, y: same_as_reference(t, y, v=vnf))),
+            "empty": (lambda: run(qlens=zero, klens=zero),
+                      accepted(lambda t, y: same_as_reference(t, y, qlens=zero, klens=zero))),
+            "huge": (lambda: run(qlens=torch.tensor([2**31 - 1], dtype=torch.int32)),
+                     raises("npu_stem_indexer", "q_seq_lens")),
+        },
+        "npu_stem_indexer_metadata": {
+            "wrong dtype": (lambda: npu_stem_indexer_metadata(ql.long(), kl, Nq, Nk),
+                            raises("npu_stem_indexer_metadata", "q_seq_lens", "int32", "int64")),
+            "wrong rank": (lambda: npu_stem_indexer_metadata(ql[0], kl, Nq, Nk),
+                           raises("npu_stem_indexer_metadata", "q_seq_lens", "rank")),
+            "wrong device": (lambda: npu_stem_indexer_metadata(ql, kl.to("meta"), Nq, Nk),
+                             raises("npu_stem_indexer_metadata", "device")),
+            "shape mismatch": (lambda: npu_stem_indexer_metadata(ql, torch.tensor([1, 2], dtype=torch.int32), Nq, Nk),
+                               raises("npu_stem_indexer_metadata", "kv_seq_lens")),
+            "unsupported attribute": (lambda: npu_stem_indexer_metadata(ql, kl, 48, Nk),
+                                      raises("npu_stem_indexer_metadata", "q_heads", "48")),
+            "non-finite": NA,
+            "empty": (lambda: npu_stem_indexer_metadata(zero, zero, Nq, Nk),
+                      accepted(lambda t, y: t.assertEqual(y.dtype, torch.int32))),
+            "huge": (lambda: npu_stem_indexer_metadata(torch.zeros(1 << 20, dtype=torch.int32),
+                                                       torch.zeros(1 << 20, dtype=torch.int32), Nq, Nk),
+                     raises("npu_stem_indexer_metadata", "q_seq_lens")),
+        },
+    }
+
+
+CELL_BUILDERS = {"hifloat8_cast": hif8_cells, "hifloat4_cast": hif4_cells, "svd_quant": svd_cells,
+                 "stem_indexer": stem_cells}
 
 
 def all_cells():

@@ -60,6 +60,26 @@ def _cases():
         cases["hifloat4_fake_quant fp16 qdim 0"] = ("hifloat4_cast", lambda: (hifloat4_fake_quant(wh.t(), 0),))
         cases["hifloat4_pack"] = ("hifloat4_cast", lambda: hifloat4_pack(wb))
         cases["hifloat4_unpack"] = ("hifloat4_cast", lambda: (hifloat4_unpack(scale, value, torch.bfloat16),))
+    if _has("svd_quant"):
+        from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, svd_quant
+        w = torch.randn(72, 160, generator=gen).to(torch.bfloat16)
+        codes4, scales4 = mxfp4_quantize(w)
+        x = torch.randn(2, 33, 160, generator=gen).to(torch.bfloat16)
+        down = (torch.randn(160, 8, generator=gen) * 0.1).to(torch.bfloat16)
+        up = (torch.randn(8, 72, generator=gen) * 0.1).to(torch.bfloat16)
+        cases["mxfp4_quantize"] = ("svd_quant", lambda: mxfp4_quantize(w, "rint"))
+        cases["mxfp4_dequantize"] = ("svd_quant", lambda: (mxfp4_dequantize(codes4, scales4),))
+        cases["svd_quant"] = ("svd_quant", lambda: (svd_quant(x, codes4, scales4, down, up),))
+    if _has("stem_indexer"):
+        from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
+        qflat = (torch.rand(1, 32, 6, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+        kflat = (torch.rand(1, 4, 9, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+        vbias = torch.rand(1, 4, 9, generator=gen)
+        ql, kl = torch.tensor([700], dtype=torch.int32), torch.tensor([1100], dtype=torch.int32)
+        md = npu_stem_indexer_metadata(ql, kl, 32, 4)
+        cases["npu_stem_indexer_metadata"] = ("stem_indexer", lambda: (npu_stem_indexer_metadata(ql, kl, 32, 4),))
+        cases["npu_stem_indexer"] = ("stem_indexer", lambda: npu_stem_indexer(qflat, kflat, vbias, ql, kl, metadata=md,
+                                                                               alpha=0.5))
     return cases
 
 
@@ -186,6 +206,18 @@ class TestGilReleased(unittest.TestCase):
             from amct_ops.hifloat4_cast import hifloat4_fake_quant
             x = torch.randn(4 << 20)
             return lambda: [hifloat4_fake_quant(x) for _ in range(2)]
+        if package == "svd_quant":
+            from amct_ops.svd_quant import mxfp4_quantize
+            w = torch.randn(4096, 4096).to(torch.bfloat16)
+            return lambda: [mxfp4_quantize(w) for _ in range(3)]
+        if package == "stem_indexer":
+            from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
+            qflat = torch.rand(1, 32, 64, 2048).to(torch.bfloat16)
+            kflat = torch.rand(1, 4, 64, 2048).to(torch.bfloat16)
+            vbias = torch.zeros(1, 4, 64)
+            lens = torch.tensor([8192], dtype=torch.int32)
+            md = npu_stem_indexer_metadata(lens, lens, 32, 4)
+            return lambda: [npu_stem_indexer(qflat, kflat, vbias, lens, lens, metadata=md) for _ in range(10)]
         raise AssertionError(f"no slow call for {package}")
 
 

@@ -196,5 +196,98 @@ class TestHifloat4Properties(unittest.TestCase):
                           self.ref.hifloat4_unpack_ref(scale, value, dtype), f"unpack {lead} {groups} {dtype}")
 
 
+@st.composite
+def mx_shape(draw):
+    lead = draw(st.lists(small_dim, min_size=0, max_size=2))
+    return [*lead, 32 * draw(st.integers(0, 5))]
+
+
+@unittest.skipUnless(_has("svd_quant"), "svd_quant not built")
+class TestSvdQuantProperties(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from amct_ops import svd_quant
+        cls.op = svd_quant
+        cls.ref = _reference("svd_quant")
+
+    @given(shape=mx_shape(), dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]),
+           mode=st.sampled_from(["round", "rint", "floor"]), kind=st.integers(0, 3), layout=st.integers(0, 2),
+           seed=st.integers(0, 2**31 - 1))
+    def test_quantize(self, shape, dtype, mode, kind, layout, seed):
+        x = with_layout(values(shape, dtype, kind, seed), layout, seed)
+        codes, scales = self.op.mxfp4_quantize(x, mode)
+        want_codes, want_scales = self.ref.mxfp4_quantize_ref(x.contiguous(), mode)
+        assert_bits_equal(self, codes, want_codes, f"codes {tuple(shape)} {dtype} {mode}")
+        assert_bits_equal(self, scales, want_scales, f"scales {tuple(shape)} {dtype} {mode}")
+
+    @given(shape=mx_shape(), dtype=st.sampled_from([None, torch.float16, torch.bfloat16, torch.float32]),
+           seed=st.integers(0, 2**31 - 1))
+    def test_dequantize_any_bytes(self, shape, dtype, seed):
+        gen = torch.Generator().manual_seed(seed)
+        k = shape[-1]
+        codes = torch.randint(0, 256, (*shape[:-1], k // 2), generator=gen, dtype=torch.uint8)
+        scales = torch.randint(0, 256, (*shape[:-1], -(-k // 64), 2), generator=gen, dtype=torch.uint8)
+        assert_bits_equal(self, self.op.mxfp4_dequantize(codes, scales, dtype),
+                          self.ref.mxfp4_dequantize_ref(codes, scales, dtype), f"dequantize {tuple(shape)} {dtype}")
+
+    @given(batch=st.lists(st.integers(0, 3), min_size=0, max_size=2), s=st.integers(0, 9),
+           k=st.integers(1, 4).map(lambda v: 32 * v), n=st.integers(1, 24), r=st.integers(1, 6),
+           layout=st.integers(0, 2), seed=st.integers(0, 2**31 - 1))
+    def test_svd_quant_layouts_and_fp4_branch(self, batch, s, k, n, r, layout, seed):
+        """Any layout of X gives the result of its contiguous copy, bit for bit; with down = up = 0
+        the output is the FP4 branch: bf16 of Q(X) Q(W)^T, within 1 bf16 ulp of the float64 one."""
+        gen = torch.Generator().manual_seed(seed)
+        x = with_layout(torch.randn(*batch, s, k, generator=gen).to(torch.bfloat16), layout, seed)
+        codes, scales = self.op.mxfp4_quantize(torch.randn(n, k, generator=gen).to(torch.bfloat16))
+        down = (torch.randn(k, r, generator=gen) * 0.1).to(torch.bfloat16)
+        up = (torch.randn(r, n, generator=gen) * 0.1).to(torch.bfloat16)
+        got = self.op.svd_quant(x, codes, scales, down, up)
+        self.assertEqual(tuple(got.shape), (*batch, s, n))
+        self.assertTrue(torch.equal(got, self.op.svd_quant(x.contiguous(), codes, scales, down, up)))
+        zd, zu = torch.zeros_like(down), torch.zeros_like(up)
+        fp4 = self.op.svd_quant(x, codes, scales, zd, zu).float()
+        want = self.ref.svd_quant_ref(x.contiguous(), codes, scales, zd, zu).float()
+        ulp = torch.where(want == 0, torch.full_like(want, 2.0 ** -133),
+                          torch.exp2(torch.floor(torch.log2(want.abs().clamp_min(2.0 ** -126))) - 7))
+        self.assertTrue(bool(((fp4 - want).abs() <= ulp).all()), "FP4 branch beyond 1 bf16 ulp")
+
+
+@unittest.skipUnless(_has("stem_indexer"), "stem_indexer not built")
+class TestStemIndexerProperties(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from amct_ops import stem_indexer
+        cls.op = stem_indexer
+        cls.ref = _reference("stem_indexer")
+
+    @given(heads=st.sampled_from([(32, 2), (32, 4), (32, 8), (64, 4), (64, 8)]), b=st.integers(1, 2),
+           lens=st.lists(st.tuples(st.integers(0, 1400), st.integers(0, 1400), st.integers(0, 1400)),
+                         min_size=2, max_size=2),
+           causal=st.booleans(), alpha=st.sampled_from([1.0, 0.5, 0.05, 0.77]), precision=st.sampled_from([1, 2]),
+           with_prompt=st.booleans(), seed=st.integers(0, 2**31 - 1))
+    def test_matches_reference(self, heads, b, lens, causal, alpha, precision, with_prompt, seed):
+        nq, nk = heads
+        lens = lens[:b]
+        q = [qq for qq, _, _ in lens]
+        kv = [max(kk, qq) if causal else kk for qq, kk, _ in lens]
+        prompt = [k + 20 * pp for (_, _, pp), k in zip(lens, kv)]  # >= kv (S11); up to ~220 blocks
+        cb = lambda t: max(1, -(-t // 128))  # noqa: E731
+        maxqb, maxkb = cb(max(q)), cb(max(kv))
+        gen = torch.Generator().manual_seed(seed)
+        qflat = (torch.rand(b, nq, maxqb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+        kflat = (torch.rand(b, nk, maxkb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+        vbias = torch.rand(b, nk, maxkb, generator=gen) * 2 - 1
+        ql, kl = torch.tensor(q, dtype=torch.int32), torch.tensor(kv, dtype=torch.int32)
+        pt = torch.tensor(prompt, dtype=torch.int32) if with_prompt else None
+        md = self.op.npu_stem_indexer_metadata(ql, kl, nq, nk, causal=causal)
+        kw = dict(num_prompt_tokens=pt, metadata=md, causal=causal, alpha=alpha, topk_score_precision=precision)
+        got = self.op.npu_stem_indexer(qflat, kflat, vbias, ql, kl, **kw)
+        want = self.ref.stem_indexer_reference(qflat, kflat, vbias, ql, kl, **kw)
+        # Random scores: lengths exact; Top-K sets may differ only at near-ties of the boundary
+        # score (fp32 summation order), by the spec's section 8 rules.
+        self.ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
+                                              causal=causal, topk_score_precision=precision, alpha=alpha)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -31,8 +31,9 @@ SUBSET = {
     "hifloat4_cast": ("tests/test_hifloat4_cast.py",
                       ["TestD2Vectors", "TestD5Layout", "TestD6Independence", "TestD7DeviceHealth",
                        "TestD8Errors", "TestD9Shapes"]),
-    "svd_quant": ("tests/test_svd_quant.py", None),
-    "stem_indexer": ("tests/test_stem_indexer.py", None),
+    "svd_quant": ("tests/test_svd_quant.py", ["TestQuantizer", "TestDequantizer", "TestErrors", "TestSvdQuant"]),
+    "stem_indexer": ("tests/test_stem_indexer.py", ["AcceptanceTest", "IndependenceTest", "BadInputTest",
+                                                    "MetadataTest"]),
 }
 
 
