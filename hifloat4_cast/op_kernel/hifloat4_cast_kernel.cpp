@@ -24,6 +24,7 @@
 // Sign and zero-ness come from the bits of the masked value (sign bit set and magnitude bits
 // non-zero), so -0.0 gives +0.0 and no denormal flush can flip a signed zero.
 #include "kernel_operator.h"
+#include "amct_kernel_common.h"
 #include "hifloat4_cast_tiling.h"
 
 using namespace AscendC;
@@ -46,33 +47,12 @@ constexpr float kSMax = 49152.0f;    // 47400000
 constexpr uint64_t kLowHalves = 0x0F0F0F0F0F0F0F0Full;
 constexpr uint64_t kHighHalves = 0xF0F0F0F0F0F0F0F0ull;
 
-__aicore__ inline Hif4Tiling LoadTiling(GM_ADDR tiling) {
-  Hif4Tiling t;
-  const __gm__ uint32_t* words = reinterpret_cast<const __gm__ uint32_t*>(tiling);
-  uint32_t* fields = reinterpret_cast<uint32_t*>(&t);
-  for (uint32_t i = 0; i < sizeof(Hif4Tiling) / sizeof(uint32_t); ++i) {
-    fields[i] = words[i];
-  }
-  return t;
-}
-
-// The blocks this core handles: [start, start + count).
-struct BlockRange {
-  uint64_t start;
-  uint64_t count;
-};
+using amct_kernel::BlockRange;
+using amct_kernel::ForEachTile;
+using amct_kernel::WaitForPipe;
 
 __aicore__ inline BlockRange RangeOfThisBlock(const Hif4Tiling& t) {
-  uint64_t core = static_cast<uint64_t>(GetBlockIdx());
-  bool last = core + 1 == t.blockNum;
-  return BlockRange{core * t.blocksPerCore, last ? t.blocksLastCore : t.blocksPerCore};
-}
-
-template <HardEvent event>
-__aicore__ inline void WaitForPipe() {
-  int32_t id = static_cast<int32_t>(GetTPipePtr()->FetchEventID(event));
-  SetFlag<event>(id);
-  WaitFlag<event>(id);
+  return amct_kernel::RangeOfThisBlock(t.blockNum, t.blocksPerCore, t.blocksLastCore);
 }
 
 __aicore__ inline uint32_t RoundUp(uint32_t v, uint32_t m) { return (v + m - 1) / m * m; }
@@ -220,12 +200,12 @@ class Quantiser : public Common {
     range_ = RangeOfThisBlock(t);
     U_ = t.tileBlocks;
     uint32_t n = U_ * kBlock;
-    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(input) + range_.start * kBlock, range_.count * kBlock);
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(input) + range_.start * kBlock, range_.length * kBlock);
     if constexpr (kPack) {
-      scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(out0) + range_.start * 4, range_.count * 4);
-      valueGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(out1) + range_.start * 32, range_.count * 32);
+      scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(out0) + range_.start * 4, range_.length * 4);
+      valueGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(out1) + range_.start * 32, range_.length * 32);
     } else {
-      yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out0) + range_.start * kBlock, range_.count * kBlock);
+      yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out0) + range_.start * kBlock, range_.length * kBlock);
     }
     // The host's ubBytes() mirrors this list (hifloat4_cast_host.cpp).
     pipe->InitBuffer(inQueue_, 2, n * static_cast<uint32_t>(sizeof(T)));
@@ -251,13 +231,11 @@ class Quantiser : public Common {
   }
 
   __aicore__ inline void Process() {
-    for (uint64_t done = 0; done < range_.count; done += U_) {
-      uint64_t rest = range_.count - done;
-      uint32_t u = rest < U_ ? static_cast<uint32_t>(rest) : U_;
+    ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
       CopyIn(done, u);
       Compute(u);
       CopyOut(done, u);
-    }
+    });
   }
 
  private:
@@ -657,9 +635,9 @@ class Unpacker : public Common {
     range_ = RangeOfThisBlock(t);
     U_ = t.tileBlocks;
     uint32_t n = U_ * kBlock;
-    scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(scale) + range_.start * 4, range_.count * 4);
-    valueGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(value) + range_.start * 32, range_.count * 32);
-    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ TOut*>(output) + range_.start * kBlock, range_.count * kBlock);
+    scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(scale) + range_.start * 4, range_.length * 4);
+    valueGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(value) + range_.start * 32, range_.length * 32);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ TOut*>(output) + range_.start * kBlock, range_.length * kBlock);
     // The host's ubBytes() mirrors this list (hifloat4_cast_host.cpp).
     pipe->InitBuffer(scaleQueue_, 2, U_ * 4);
     pipe->InitBuffer(valueQueue_, 2, U_ * 32);
@@ -675,13 +653,11 @@ class Unpacker : public Common {
   }
 
   __aicore__ inline void Process() {
-    for (uint64_t done = 0; done < range_.count; done += U_) {
-      uint64_t rest = range_.count - done;
-      uint32_t u = rest < U_ ? static_cast<uint32_t>(rest) : U_;
+    ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
       CopyIn(done, u);
       Compute(u);
       CopyOut(done, u);
-    }
+    });
   }
 
  private:
@@ -875,7 +851,7 @@ __aicore__ inline void RunQuantiserOf(GM_ADDR in0, GM_ADDR out0, GM_ADDR out1, c
 // value, y, -.
 extern "C" __global__ __vector__ void amct_hifloat4_cast_kernel(GM_ADDR in0, GM_ADDR in1, GM_ADDR out0,
                                                                 GM_ADDR out1, GM_ADDR tiling) {
-  Hif4Tiling t = LoadTiling(tiling);
+  Hif4Tiling t = amct_kernel::LoadTiling<Hif4Tiling>(tiling);
   TPipe pipe;
   switch (t.mode) {
     case amct_hif4::kFakeQuant: RunQuantiserOf<false>(in0, out0, out1, t, &pipe); break;
