@@ -261,7 +261,7 @@ class TestQuantizer(unittest.TestCase):
         want = ref.mxfp4_quantize_ref(x, "floor")
         saved = torch.ops.amct._sim_get_platform()
         try:
-            for cores, ub in ((1, 0), (3, 0), (7, 49152)):
+            for cores, ub in ((1, 0), (3, 0), (7, 57344)):
                 torch.ops.amct._sim_set_platform(cores, ub if ub else saved[1])
                 c, s = sq.mxfp4_quantize(x, "floor")
                 self.assertTrue(torch.equal(c, want[0]) and torch.equal(s, want[1]), f"cores={cores} ub={ub}")

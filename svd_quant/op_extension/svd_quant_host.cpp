@@ -264,6 +264,7 @@ uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
   bytes += 3 * rup32(4 * n);                                              // three fp32 work buffers
   bytes += rup32(4 * (n / 8) + rup32(u / 8));                             // compare masks
   bytes += rup32(kBlockSlots * u * 4);                                    // block-level slots
+  bytes += rup32(4 * n);                                                  // the sign weights
   return bytes;
 }
 

@@ -14,7 +14,8 @@
 //            gives t = a * {2, 1, 1/2} and the code offset {0, 2, 4}; r = Cast fp32->fp32 of t
 //            in the round mode (ties and directions are then exactly those of A2 step 6, as each
 //            piece scales the grid to the integers); code = min(r + offset, 7) + 8 * sign bit;
-//            two codes per byte through half (GatherMask even/odd lanes, even + 16 odd, Cast).
+//            four codes per 16-bit word, exactly in fp32 (GatherMask lanes 0..3 of every 4,
+//            Horner in base 16, Cast fp32 -> int32 -> int16).
 //   block    E = max e (WholeReduceMax, 32 lanes per repeat); Ec = clamp(E, 2, 254); sb = Ec - 2,
 //            or 0xFF when E = 255 (a NaN or Inf in the block); the multiplier's bits (256 - Ec)
 //            << 23 (0 for non-finite blocks), broadcast to the elements with Brcb.
@@ -74,6 +75,8 @@ class Quantiser {
     pipe->InitBuffer(w3Buf_, n * 4);
     pipe->InitBuffer(maskBuf_, 4 * (n / 8) + RoundUp(U_ / 8, 32));
     pipe->InitBuffer(blockBuf_, kBlockSlots * U_ * 4);
+    pipe->InitBuffer(signBuf_, n * 4);
+    BuildSignWeights(n);
   }
 
   __aicore__ inline void Process() {
@@ -94,6 +97,21 @@ class Quantiser {
   }
   static __aicore__ inline LocalTensor<int32_t> I32(const LocalTensor<float>& t) {
     return t.ReinterpretCast<int32_t>();
+  }
+
+  // signBuf_[i] = -8 where i % 4 == 3, else +8 (once per launch, with w1/w3 as scratch).
+  __aicore__ inline void BuildSignWeights(uint32_t n) {
+    LocalTensor<int32_t> index = w1Buf_.Get<int32_t>();
+    CreateVecIndex(index, int32_t(0), n);
+    LocalTensor<uint32_t> lane = index.ReinterpretCast<uint32_t>();
+    ShiftLeft(lane, lane, uint32_t(30), static_cast<int32_t>(n));
+    ShiftRight(lane, lane, uint32_t(30), static_cast<int32_t>(n));  // i % 4
+    LocalTensor<float> laneF = w1Buf_.Get<float>();
+    Cast(laneF, index, RoundMode::CAST_RINT, n);
+    Compares(Mask(0), laneF, 3.0f, CMPMODE::EQ, n);
+    LocalTensor<float> weights = signBuf_.Get<float>();
+    Duplicate(weights, -8.0f, static_cast<int32_t>(n));
+    Select(weights, Mask(0), weights, 8.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
   }
 
   __aicore__ inline void CopyIn(uint64_t block, uint32_t u) {
@@ -177,10 +195,10 @@ class Quantiser {
     Compares(Mask(0), w2, 0.0f, CMPMODE::GT, n);
     Select(w1, Mask(0), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
     if (mode_ == amct_mxfp4::kFloor) Compares(Mask(3), w1, 0.0f, CMPMODE::LT, n);
-    // 8 * sign bit, kept in x (no longer needed).
+    // sign bit * (+8, +8, +8, -8 per 4 lanes; see PackCodes), kept in x (no longer needed).
     ShiftRight(U32(x), U32(w1), uint32_t(31), cnt);
     Cast(x, I32(x), RoundMode::CAST_RINT, n);
-    Muls(x, x, 8.0f, cnt);
+    Mul(x, x, signBuf_.Get<float>(), cnt);
     // a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only need their sign).
     Mul(w2, w1, w2, cnt);
     Abs(w2, w2, cnt);
@@ -219,25 +237,31 @@ class Quantiser {
     }
   }
 
-  // Two codes per byte, the even element in the low nibble: through half (exact), GatherMask
-  // of the even and odd lanes, even + 16 * odd, Cast to uint8.
+  // Two codes per byte, the even element in the low nibble, four codes per 16-bit word: the word
+  // c0 | c1 << 4 | c2 << 8 | c3 << 12 as a signed int16 is sum 16^j c'_j, where c'_3 carries its
+  // sign as -8 instead of +8 (the sign weights): computed exactly in fp32 from the four lanes of
+  // every 4 (GatherMask patterns 3..6), then Cast fp32 -> int32 -> int16 (exact, no saturation).
   __aicore__ inline void PackCodes(const LocalTensor<float>& code, uint32_t n) {
-    LocalTensor<half> nib = w2Buf_.Get<half>();
-    Cast(nib, code, RoundMode::CAST_RINT, n);
-    LocalTensor<half> even = w3Buf_.Get<half>();
-    LocalTensor<half> odd = even[n / 2];
+    LocalTensor<float> lanes = w3Buf_.Get<float>();  // four runs of n / 4: lanes 0, 1, 2, 3 of each 4
+    const uint32_t quarter = n / 4;
     uint64_t kept = 0;
-    for (uint32_t i = 0; i < n; i += 128 * kMaxRepeat) {  // 128 halves per repeat
-      uint32_t len = n - i < 128 * kMaxRepeat ? n - i : 128 * kMaxRepeat;
-      GatherMaskParams params(1, static_cast<uint16_t>(len / 128), 8, 0);
-      GatherMask(even[i / 2], nib[i], uint8_t(1), false, 0u, params, kept);
-      GatherMask(odd[i / 2], nib[i], uint8_t(2), false, 0u, params, kept);
+    for (uint32_t i = 0; i < n; i += 64 * kMaxRepeat) {  // 64 floats per repeat
+      uint32_t len = n - i < 64 * kMaxRepeat ? n - i : 64 * kMaxRepeat;
+      GatherMaskParams params(1, static_cast<uint16_t>(len / 64), 8, 0);
+      for (uint32_t j = 0; j < 4; ++j) {
+        GatherMask(lanes[j * quarter + i / 4], code[i], static_cast<uint8_t>(3 + j), false, 0u, params, kept);
+      }
     }
-    const int32_t pairs = static_cast<int32_t>(n / 2);
-    Muls(odd, odd, half(16.0f), pairs);
-    Add(even, even, odd, pairs);
+    const int32_t q = static_cast<int32_t>(quarter);
+    LocalTensor<float> word = lanes[3 * quarter];
+    for (uint32_t j = 3; j > 0; --j) {  // Horner: ((c3 * 16 + c2) * 16 + c1) * 16 + c0
+      Muls(word, word, 16.0f, q);
+      Add(word, word, lanes[(j - 1) * quarter], q);
+    }
+    LocalTensor<int32_t> wide = w2Buf_.Get<int32_t>();
+    Cast(wide, word, RoundMode::CAST_RINT, quarter);
     LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
-    Cast(bytes, even, RoundMode::CAST_RINT, n / 2);
+    Cast(bytes.ReinterpretCast<int16_t>(), wide, RoundMode::CAST_NONE, quarter);
     codeQueue_.EnQue(bytes);
   }
 
@@ -267,6 +291,7 @@ class Quantiser {
   TBuf<TPosition::VECCALC> w3Buf_;
   TBuf<TPosition::VECCALC> maskBuf_;
   TBuf<TPosition::VECCALC> blockBuf_;
+  TBuf<TPosition::VECCALC> signBuf_;
 };
 
 template <typename T>
