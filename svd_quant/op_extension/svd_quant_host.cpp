@@ -1,9 +1,10 @@
 #include "svd_quant_host.h"
 
+#include "amct_tiling.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 #include <vector>
 
 namespace amct {
@@ -30,21 +31,11 @@ uint64_t rup32(uint64_t v) { return roundUp(v, 32); }
 // decide the kernel's work and the messages; only the batch dimensions stay symbolic.
 int64_t concreteSize(const at::Tensor& t, int64_t dim) { return t.sym_size(dim).guard_int(__FILE__, __LINE__); }
 
-std::string shapeText(c10::SymIntArrayRef shape) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << "]";
-  return s.str();
-}
+using amct::shapeText;
 
 std::string shapeText(std::initializer_list<int64_t> shape) {
-  std::ostringstream s;
-  s << "[";
-  size_t i = 0;
-  for (int64_t v : shape) s << (i++ ? ", " : "") << v;
-  s << "]";
-  return s.str();
+  const std::vector<c10::SymInt> sym(shape.begin(), shape.end());
+  return amct::shapeText(sym);
 }
 
 int64_t scaleK(int64_t k) { return (k + 63) / 64; }
@@ -96,15 +87,6 @@ std::tuple<at::Tensor, at::Tensor> emptyQuantizeOutputs(const at::Tensor& input)
 
 Mxfp4Dtype dtypeOf(at::ScalarType type) {
   return type == at::kHalf ? amct_mxfp4::kFp16 : (type == at::kBFloat16 ? amct_mxfp4::kBf16 : amct_mxfp4::kFp32);
-}
-
-uint64_t ubBudget(const PlatformFacts& facts) {
-#if __NPU_ARCH__ == 3510
-  const uint64_t arch = 253952;  // 248 KB usable on dav-3510
-#else
-  const uint64_t arch = 188416;  // dav-2201: [184 KB, 192 KB) is Select's scratch (modes 1/2)
-#endif
-  return std::min<uint64_t>(facts.ubBytes, arch);
 }
 
 // Runs the kernel on a contiguous input: codes (numel / 2 bytes) and one scale byte per block,
@@ -269,27 +251,17 @@ uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
 }
 
 Mxfp4Tiling computeTiling(Mxfp4Dtype dtype, Mxfp4RoundMode mode, uint64_t totalBlocks, const PlatformFacts& facts) {
-  const uint64_t ub = ubBudget(facts);
-  uint32_t maxTile = 0;
-  for (uint32_t u = kMaxTileBlocks; u >= kQuantum; u -= kQuantum) {
-    if (ubBytes(dtype, u) <= ub) {
-      maxTile = u;
-      break;
-    }
-  }
-  TORCH_CHECK(maxTile > 0, "mxfp4_quantize: the UB budget of ", ub, " bytes cannot hold a tile of ", kQuantum,
-              " blocks (", ubBytes(dtype, kQuantum), " bytes)");
-  const uint64_t cores = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores, 65535));
-  const uint64_t perCore = std::max<uint64_t>(ceilDiv(totalBlocks, cores), kMinBlocksPerCore);
-  const uint64_t blockNum = ceilDiv(totalBlocks, perCore);
+  const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true);
+  const BlockSplit split = splitBlocks(kQ, totalBlocks, facts, ub, kQuantum, kMaxTileBlocks, kMinBlocksPerCore,
+                                       [dtype](uint32_t u) { return ubBytes(dtype, u); });
   Mxfp4Tiling t{};
-  t.blockNum = static_cast<uint32_t>(blockNum);
+  t.blockNum = split.blockNum;
   t.dtype = dtype;
   t.roundMode = mode;
-  t.tileBlocks = static_cast<uint32_t>(std::min<uint64_t>(maxTile, roundUp(std::min(perCore, totalBlocks), kQuantum)));
+  t.tileBlocks = split.tileBlocks;
   t.totalBlocks = totalBlocks;
-  t.blocksPerCore = perCore;
-  t.blocksLastCore = totalBlocks - (blockNum - 1) * perCore;
+  t.blocksPerCore = split.blocksPerCore;
+  t.blocksLastCore = split.blocksLastCore;
   t.ubBudget = static_cast<uint32_t>(ub);
   t.ubUsed = static_cast<uint32_t>(ubBytes(dtype, t.tileBlocks));
   return t;
