@@ -270,6 +270,31 @@ class TestQuantizer(unittest.TestCase):
 
 
 @requires_op
+class TestTiling(unittest.TestCase):
+    """The quantizer's tiling covers every block once, fits the UB budget, respects the core count."""
+
+    def test_tiling_invariants(self):
+        saved = torch.ops.amct._sim_get_platform()
+        try:
+            for cores, ub in ((40, 196608), (1, 196608), (7, 57344), (3, 100000)):
+                torch.ops.amct._sim_set_platform(cores, ub)
+                for dtype in (0, 1, 2):
+                    for blocks in (1, 63, 64, 65, 1000, 123457):
+                        t = torch.ops.amct._svd_quant_tiling(dtype, blocks)
+                        block_num, _, _, tile, total, per_core, last, budget, used = t
+                        with self.subTest(cores=cores, ub=ub, dtype=dtype, blocks=blocks):
+                            self.assertEqual(total, blocks)
+                            self.assertTrue(1 <= block_num <= cores)
+                            self.assertEqual((block_num - 1) * per_core + last, blocks)
+                            self.assertTrue(0 < last <= per_core)
+                            self.assertEqual(tile % 64, 0)
+                            self.assertLessEqual(used, budget)
+                            self.assertLessEqual(budget, min(ub, 188416))
+        finally:
+            torch.ops.amct._sim_set_platform(*saved)
+
+
+@requires_op
 class TestDequantizer(unittest.TestCase):  # C7
     def test_round_trip_and_views(self):
         g = torch.Generator().manual_seed(8)
