@@ -602,8 +602,10 @@ class TestMetaOpcheckCompile(unittest.TestCase):  # C23
         torch.manual_seed(3)
         layer = sq.SVDQuantLinear.from_linear(torch.nn.Linear(96, 40), rank=8)
         x = torch.randn(5, 96)
-        compiled = torch.compile(layer, backend="aot_eager", fullgraph=True)
+        compiled = torch.compile(layer, fullgraph=True)  # the default (inductor) backend
         self.assertTrue(torch.equal(compiled(x), layer(x)))
+        x2 = torch.randn(2, 3, 96)  # another batch shape: a recompile (or a dynamic graph)
+        self.assertTrue(torch.equal(compiled(x2), layer(x2)))
 
 
 def outlier_weight(seed=0, n=128, k=256):
