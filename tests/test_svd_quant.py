@@ -15,7 +15,6 @@ The op tests are skipped while ``amct_ops.svd_quant`` is not built; the referenc
 import importlib
 import importlib.util
 import math
-import re
 import sys
 import unittest
 from pathlib import Path
@@ -706,6 +705,36 @@ class TestDecomposeAndLinear(unittest.TestCase):
         self.assertEqual(plain.extra_repr(), "in_features=64, out_features=32, rank=4, bias=True, smooth=False")
         self.assertEqual(plain(torch.randn(3, 64, dtype=BF16)).dtype, BF16)
         _raises(self, lambda: sq.SVDQuantLinear(48, 32), "in_features", ValueError)
+
+
+def _npu_ready():
+    if sq is None:
+        return False
+    import amct_ops
+    return amct_ops.npu_available()
+
+
+@unittest.skipUnless(_npu_ready(), "needs an NPU build and device (amct_ops.npu_available())")
+class TestNpu(unittest.TestCase):  # C28-C30; never run on this project's CI machines
+    def test_quantize_matches_reference(self):
+        x = torch.randn(64, 96).to(BF16)
+        for mode in MODES:
+            c, s = sq.mxfp4_quantize(x.to("npu"), mode)
+            rc, rs = ref.mxfp4_quantize_ref(x, mode)
+            assert_bits_equal(self, c.cpu(), rc, f"codes {mode}")
+            assert_bits_equal(self, s.cpu(), rs, f"scales {mode}")
+
+    def test_svd_quant_cases(self):
+        soc = torch.npu.get_device_name()
+        for shape, n, r in (((2, 3, 64), 16, 8), ((7, 96), 40, 32), ((2, 5, 160), 8, 4)):
+            x, c, s, d, u = svd_inputs(shape, n, r, seed=28)
+            args = [t.to("npu") for t in (x, c, s, d, u)]
+            if not soc.startswith("Ascend950"):
+                _raises(self, lambda: sq.svd_quant(*args), "svd_quant: ")  # C29: V7
+                continue
+            golden_check(self, sq.svd_quant(*args).cpu(), ref.svd_quant_ref(x, c, s, d, u), str(shape))
+            z = [args[0], args[1], args[2], torch.zeros_like(args[3]), torch.zeros_like(args[4])]
+            ulp_check(self, sq.svd_quant(*z).cpu(), ref.svd_quant_ref(x, c, s, d * 0, u * 0), "isolated")
 
 
 if __name__ == "__main__":
