@@ -53,6 +53,9 @@ def mxfp4_quantize_ref(input, round_mode="round"):
     if round_mode not in ROUND_MODES:
         raise ValueError(f"round_mode must be one of {ROUND_MODES}, got {round_mode!r}")
     lead, k = tuple(input.shape[:-1]), input.shape[-1]
+    if input.numel() == 0:
+        return (torch.zeros(lead + (k // 2,), dtype=torch.uint8),
+                torch.zeros(lead + ((k + 63) // 64, 2), dtype=torch.uint8))
     x = input.detach().cpu().to(torch.float64).reshape(-1, k // BLOCK, BLOCK)
     finite = torch.isfinite(x).all(dim=-1)                                  # step 1
     _, exponent = torch.frexp(torch.where(torch.isfinite(x), x, torch.zeros_like(x)))
@@ -89,6 +92,8 @@ def mxfp4_dequantize_ref(codes, scales, dtype=None):
     if scales.dtype != torch.uint8:
         scales = scales.view(torch.uint8)
     lead, k = tuple(codes.shape[:-1]), 2 * codes.shape[-1]
+    if codes.numel() == 0:
+        return torch.zeros(lead + (k,), dtype=dtype)
     values = _code_values(codes).reshape(-1, k // BLOCK, BLOCK)
     sb = scales.reshape(-1, scales.shape[-2] * 2)[:, : k // BLOCK].to(torch.int64)
     scale = torch.where(sb == 255, torch.full(sb.shape, float("nan"), dtype=torch.float64),
