@@ -207,11 +207,28 @@ inline float RintFloat(float x) {  // default FP environment: ties to even
   return IntegralOrInput(BitCast<int32_t>((clamped + 8388608.0f) - 8388608.0f), b, ab);
 }
 
+// floor, ceil and round-half-away from TruncFloat, equal to std::floor/ceil/round bit for bit
+// (signed zeros, NaN, Inf included) but vectorisable: x - trunc(x) is exact below 2^23.
+inline float FloorFloat(float x) {
+  const float t = TruncFloat(x);
+  return t > x ? t - 1.0f : t;
+}
+
+inline float CeilFloat(float x) {
+  const float t = TruncFloat(x);
+  return t < x ? t + 1.0f : t;
+}
+
+inline float RoundAwayFloat(float x) {
+  const float t = TruncFloat(x);
+  return std::fabs(x - t) >= 0.5f ? t + std::copysign(1.0f, x) : t;
+}
+
 inline float RoundFloatIntegral(float x, Rnd r) {
   switch (r) {
-    case Rnd::kFloor: return std::floor(x);
-    case Rnd::kCeil: return std::ceil(x);
-    case Rnd::kRound: return std::round(x);
+    case Rnd::kFloor: return FloorFloat(x);
+    case Rnd::kCeil: return CeilFloat(x);
+    case Rnd::kRound: return RoundAwayFloat(x);
     case Rnd::kTrunc: return TruncFloat(x);
     default: return RintFloat(x);
   }

@@ -1,0 +1,358 @@
+#include "svd_quant_host.h"
+
+#include "amct_tiling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace amct {
+namespace mxfp4 {
+
+using amct_mxfp4::Mxfp4Dtype;
+using amct_mxfp4::Mxfp4RoundMode;
+using amct_mxfp4::Mxfp4Tiling;
+
+namespace {
+
+constexpr const char* kQ = "mxfp4_quantize";
+constexpr const char* kD = "mxfp4_dequantize";
+constexpr const char* kS = "svd_quant";
+constexpr int64_t kBlock = amct_mxfp4::kMxBlock;
+constexpr uint32_t kQuantum = amct_mxfp4::kMxTileQuantum;
+constexpr uint32_t kMaxTileBlocks = 512;   // 16384 elements: bounds the per-call counts
+constexpr uint64_t kMinBlocksPerCore = 64;  // fewer would not pay for a core's set-up
+constexpr uint64_t kBlockSlots = 4;         // the kernel's BlockSlot count (svd_quant_kernel.cpp)
+
+uint64_t rup32(uint64_t v) { return roundUp(v, 32); }
+
+// A dimension as a concrete integer (a guard when it is symbolic): K, N, R and the weight shapes
+// decide the kernel's work and the messages; only the batch dimensions stay symbolic.
+int64_t concreteSize(const at::Tensor& t, int64_t dim) { return t.sym_size(dim).guard_int(__FILE__, __LINE__); }
+
+using amct::shapeText;
+
+std::string shapeText(std::initializer_list<int64_t> shape) {
+  const std::vector<c10::SymInt> sym(shape.begin(), shape.end());
+  return amct::shapeText(sym);
+}
+
+int64_t scaleK(int64_t k) { return (k + 63) / 64; }
+
+bool isCodeDtype(at::ScalarType t) { return t == at::kByte || t == at::kFloat4_e2m1fn_x2; }
+bool isScaleDtype(at::ScalarType t) { return t == at::kByte || t == at::kFloat8_e8m0fnu; }
+
+// fp4/e8m0 tensors hold the same bytes as their uint8 views (A1).
+at::Tensor asBytes(const at::Tensor& t) { return t.scalar_type() == at::kByte ? t : t.view(at::kByte); }
+
+at::TensorOptions contiguousOptions(const at::Tensor& like, at::ScalarType dtype) {
+  return like.options().dtype(dtype).memory_format(at::MemoryFormat::Contiguous);
+}
+
+// ---- mxfp4_quantize -------------------------------------------------------------------------
+
+Mxfp4RoundMode parseRoundMode(const std::string& mode) {
+  if (mode == "round") return amct_mxfp4::kRound;
+  if (mode == "rint") return amct_mxfp4::kRint;
+  TORCH_CHECK(mode == "floor", kQ, ": round_mode must be one of 'round', 'rint', 'floor', got '", mode, "'");
+  return amct_mxfp4::kFloor;
+}
+
+// Q1-Q4 in order; returns the round mode.
+Mxfp4RoundMode checkQuantize(const at::Tensor& input, const std::string& roundMode) {
+  const at::ScalarType t = input.scalar_type();
+  TORCH_CHECK(t == at::kHalf || t == at::kBFloat16 || t == at::kFloat, kQ,
+              ": input must have dtype float16, bfloat16 or float32, got ", dtypeName(t));
+  TORCH_CHECK(input.dim() >= 1, kQ, ": input must have at least 1 dimension, got a 0-D tensor");
+  const int64_t k = concreteSize(input, -1);
+  TORCH_CHECK(k % kBlock == 0, kQ, ": the last dimension K must be a multiple of 32, got K = ", k);
+  return parseRoundMode(roundMode);
+}
+
+std::vector<c10::SymInt> leadingShape(c10::SymIntArrayRef shape) {
+  return std::vector<c10::SymInt>(shape.begin(), shape.end() - 1);
+}
+
+std::tuple<at::Tensor, at::Tensor> emptyQuantizeOutputs(const at::Tensor& input) {
+  const int64_t k = concreteSize(input, -1);
+  std::vector<c10::SymInt> codes = leadingShape(input.sym_sizes());
+  std::vector<c10::SymInt> scales = codes;
+  codes.push_back(k / 2);
+  scales.push_back(scaleK(k));
+  scales.push_back(2);
+  return {at::empty_symint(codes, contiguousOptions(input, at::kByte)),
+          at::empty_symint(scales, contiguousOptions(input, at::kByte))};
+}
+
+Mxfp4Dtype dtypeOf(at::ScalarType type) {
+  return type == at::kHalf ? amct_mxfp4::kFp16 : (type == at::kBFloat16 ? amct_mxfp4::kBf16 : amct_mxfp4::kFp32);
+}
+
+// Runs the kernel on a contiguous input: codes (numel / 2 bytes) and one scale byte per block,
+// densely; the caller shapes them.
+void runQuantizer(const at::Tensor& x, Mxfp4RoundMode mode, const at::Tensor& codes, const at::Tensor& denseScales,
+                  const PlatformFacts& facts, const Launcher& launch) {
+  const uint64_t blocks = static_cast<uint64_t>(x.numel()) / kBlock;
+  Mxfp4Tiling tiling = computeTiling(dtypeOf(x.scalar_type()), mode, blocks, facts);
+  launch(tiling.blockNum, x, codes, denseScales, tilingTensor(tiling));
+}
+
+// ---- mxfp4_dequantize -----------------------------------------------------------------------
+
+// D1-D6 in order; returns the output dtype.
+at::ScalarType checkDequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(isCodeDtype(codes.scalar_type()), kD, ": codes must have dtype uint8 or float4_e2m1fn_x2, got ",
+              dtypeName(codes.scalar_type()));
+  TORCH_CHECK(isScaleDtype(scales.scalar_type()), kD, ": scales must have dtype uint8 or float8_e8m0fnu, got ",
+              dtypeName(scales.scalar_type()));
+  const at::ScalarType out = dtype.value_or(at::kBFloat16);
+  TORCH_CHECK(out == at::kBFloat16 || out == at::kHalf || out == at::kFloat, kD,
+              ": dtype must be bfloat16, float16 or float32, got ", dtypeName(out));
+  TORCH_CHECK(codes.dim() >= 1, kD, ": codes must have at least 1 dimension, got a 0-D tensor");
+  const int64_t half = concreteSize(codes, -1);
+  TORCH_CHECK(half % 16 == 0, kD, ": codes.size(-1) = K/2 must be a multiple of 16, got ", half);
+  std::vector<c10::SymInt> want = leadingShape(codes.sym_sizes());
+  want.push_back(scaleK(2 * half));
+  want.push_back(2);
+  c10::SymIntArrayRef got = scales.sym_sizes();
+  bool same = got.size() == want.size();
+  for (size_t i = 0; same && i < want.size(); ++i) same = got[i].guard_int(__FILE__, __LINE__) == want[i].guard_int(__FILE__, __LINE__);
+  TORCH_CHECK(same, kD, ": expected scales of shape ", shapeText(want), " for codes of shape ",
+              shapeText(codes.sym_sizes()), ", got ", shapeText(got));
+  return out;
+}
+
+std::vector<c10::SymInt> dequantizeShape(const at::Tensor& codes) {
+  std::vector<c10::SymInt> shape = leadingShape(codes.sym_sizes());
+  shape.push_back(2 * concreteSize(codes, -1));
+  return shape;
+}
+
+// Float32 values of the two E2M1 codes of every byte (A1: low nibble first; code 8 is -0).
+const at::Tensor& codePairTable() {
+  static const at::Tensor* table = [] {
+    static const float kE2m1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    at::Tensor t = at::empty({256, 2}, at::TensorOptions().dtype(at::kFloat));
+    float* p = t.data_ptr<float>();
+    for (int b = 0; b < 256; ++b) {
+      for (int j = 0; j < 2; ++j) {
+        const int code = (b >> (4 * j)) & 15;
+        p[2 * b + j] = (code & 8) ? -kE2m1[code & 7] : kE2m1[code & 7];
+      }
+    }
+    return new at::Tensor(t);  // never freed: outlives every caller
+  }();
+  return *table;
+}
+
+// Float32 values 2^(b - 127) of every E8M0 byte; 0xFF is NaN (A1). 2^-127 is an fp32 subnormal.
+const at::Tensor& scaleTable() {
+  static const at::Tensor* table = [] {
+    at::Tensor t = at::empty({256}, at::TensorOptions().dtype(at::kFloat));
+    float* p = t.data_ptr<float>();
+    for (int b = 0; b < 255; ++b) p[b] = std::ldexp(1.0f, b - 127);
+    p[255] = std::numeric_limits<float>::quiet_NaN();
+    return new at::Tensor(t);
+  }();
+  return *table;
+}
+
+// A3 on byte tensors: codes (rows, K/2), scales (rows, >= K/32) with the block bytes first (pad
+// bytes and anything after them ignored) -> (rows, K) in `dtype`. The product of a code value and
+// a scale is exact in fp32 (or overflows to Inf, as the spec says), then rounded to dtype by RNE.
+at::Tensor dequantizeRows(const at::Tensor& codes, const at::Tensor& scales, at::ScalarType dtype) {
+  const int64_t rows = codes.size(0);
+  const int64_t k = 2 * codes.size(1);
+  const int64_t blocks = k / kBlock;
+  const at::Tensor& pairs = codePairTable();
+  const at::Tensor& powers = scaleTable();
+  at::Tensor pairLut = pairs.device() == codes.device() ? pairs : pairs.to(codes.device());
+  at::Tensor powerLut = powers.device() == codes.device() ? powers : powers.to(codes.device());
+  at::Tensor values = at::index_select(pairLut, 0, codes.reshape({-1}).to(at::kInt)).view({rows, blocks, kBlock});
+  at::Tensor blockScale = at::index_select(powerLut, 0, scales.narrow(1, 0, blocks).reshape({-1}).to(at::kInt));
+  values.mul_(blockScale.view({rows, blocks, 1}));
+  return values.view({rows, k}).to(dtype);
+}
+
+// ---- svd_quant ------------------------------------------------------------------------------
+
+void checkSvdDtype(const char* arg, const at::Tensor& t, bool ok, const char* expected) {
+  TORCH_CHECK(ok, kS, ": Data Type is wrong: ", arg, " must be ", expected, ", got ", dtypeName(t.scalar_type()));
+}
+
+void checkSvdRank(const char* arg, const at::Tensor& t, bool ok, const char* required) {
+  TORCH_CHECK(ok, kS, ": invalid input shapes: ", arg, " must be ", required, ", got ", t.dim(), "-D shape ",
+              shapeText(t.sym_sizes()));
+}
+
+void checkSvdShape(const char* arg, const at::Tensor& t, bool ok, const std::string& expected, const SvdDims& d) {
+  TORCH_CHECK(ok, kS, ": Input shapes are incompatible: expected ", arg, " of shape ", expected, ", got ",
+              shapeText(t.sym_sizes()), " (K = ", d.k, ", N = ", d.n, ", R = ", d.r, ")");
+}
+
+}  // namespace
+
+// V1-V6 in order (A5).
+SvdDims checkSvdQuant(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s, const at::Tensor& down,
+                      const at::Tensor& up) {
+  checkSvdDtype("activation", x, x.scalar_type() == at::kBFloat16, "bfloat16");
+  checkSvdDtype("weights", w, isCodeDtype(w.scalar_type()), "uint8 or float4_e2m1fn_x2");
+  checkSvdDtype("scales", s, isScaleDtype(s.scalar_type()), "uint8 or float8_e8m0fnu");
+  checkSvdDtype("down", down, down.scalar_type() == at::kBFloat16, "bfloat16");
+  checkSvdDtype("up", up, up.scalar_type() == at::kBFloat16, "bfloat16");
+  checkSvdRank("activation", x, x.dim() >= 2, "at least 2-D (*, S, K)");
+  checkSvdRank("weights", w, w.dim() == 2, "2-D (N, K/2)");
+  checkSvdRank("scales", s, s.dim() == 3, "3-D (N, ceil(K/64), 2)");
+  checkSvdRank("down", down, down.dim() == 2, "2-D (K, R)");
+  checkSvdRank("up", up, up.dim() == 2, "2-D (R, N)");
+  SvdDims d{concreteSize(x, -1), concreteSize(up, 1), concreteSize(down, 1)};
+  TORCH_CHECK(d.k % kBlock == 0, kS, ": K dimension should be a multiple of 32, got K = ", d.k);
+  const int64_t sk = scaleK(d.k);
+  checkSvdShape("up", up, concreteSize(up, 0) == d.r, shapeText({d.r, d.n}), d);
+  checkSvdShape("down", down, concreteSize(down, 0) == d.k, shapeText({d.k, d.r}), d);
+  checkSvdShape("weights", w, concreteSize(w, 1) == d.k / 2 && concreteSize(w, 0) == d.n,
+                shapeText({d.n, d.k / 2}), d);
+  checkSvdShape("scales", s,
+                concreteSize(s, 2) == 2 && concreteSize(s, 1) == sk && concreteSize(s, 0) == d.n,
+                shapeText({d.n, sk, 2}), d);
+  TORCH_CHECK(d.r >= 1, kS, ": rank R = down.size(1) must be >= 1, got ", d.r);
+  const std::pair<const char*, const at::Tensor*> others[] = {{"weights", &w}, {"scales", &s}, {"down", &down}, {"up", &up}};
+  for (const auto& other : others) {
+    TORCH_CHECK(other.second->device() == x.device(), kS, ": all inputs must be on the same device; activation is on ",
+                x.device(), " but ", other.first, " is on ", other.second->device());
+  }
+  return d;
+}
+
+namespace {
+
+std::vector<c10::SymInt> svdOutputShape(const at::Tensor& x, int64_t n) {
+  std::vector<c10::SymInt> shape = leadingShape(x.sym_sizes());
+  shape.push_back(n);
+  return shape;
+}
+
+at::Tensor bf16(const at::Tensor& t) { return t.to(at::kBFloat16); }
+
+}  // namespace
+
+uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
+  const uint64_t u = tileBlocks;
+  const uint64_t n = u * kBlock;
+  const uint64_t sz = dtype == amct_mxfp4::kFp32 ? 4 : 2;
+  uint64_t bytes = 2 * rup32(n * sz) + 2 * rup32(n / 2) + 2 * rup32(u);  // input, code and scale queues
+  if (sz != 4) bytes += rup32(4 * n);                                     // the fp32 widening
+  bytes += 3 * rup32(4 * n);                                              // three fp32 work buffers
+  bytes += rup32(4 * (n / 8) + rup32(u / 8));                             // compare masks
+  bytes += rup32(kBlockSlots * u * 4);                                    // block-level slots
+  bytes += rup32(4 * n);                                                  // the sign weights
+  return bytes;
+}
+
+Mxfp4Tiling computeTiling(Mxfp4Dtype dtype, Mxfp4RoundMode mode, uint64_t totalBlocks, const PlatformFacts& facts) {
+  const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true);
+  const BlockSplit split = splitBlocks(kQ, totalBlocks, facts, ub, kQuantum, kMaxTileBlocks, kMinBlocksPerCore,
+                                       [dtype](uint32_t u) { return ubBytes(dtype, u); });
+  Mxfp4Tiling t{};
+  t.blockNum = split.blockNum;
+  t.dtype = dtype;
+  t.roundMode = mode;
+  t.tileBlocks = split.tileBlocks;
+  t.totalBlocks = totalBlocks;
+  t.blocksPerCore = split.blocksPerCore;
+  t.blocksLastCore = split.blocksLastCore;
+  t.ubBudget = static_cast<uint32_t>(ub);
+  t.ubUsed = static_cast<uint32_t>(ubBytes(dtype, t.tileBlocks));
+  return t;
+}
+
+std::tuple<at::Tensor, at::Tensor> quantize(const at::Tensor& input, const std::string& roundMode,
+                                            const PlatformFacts& facts, const Launcher& launch) {
+  const Mxfp4RoundMode mode = checkQuantize(input, roundMode);
+  auto [codes, scales] = emptyQuantizeOutputs(input);
+  if (input.numel() == 0) return {codes, scales};
+  at::Tensor x = input.contiguous();
+  const int64_t k = input.size(-1);
+  const int64_t rows = x.numel() / k;
+  const int64_t blocks = k / kBlock;
+  if (blocks % 2 == 0) {  // no pad byte: the dense scales are the output's bytes
+    runQuantizer(x, mode, codes, scales, facts, launch);
+    return {codes, scales};
+  }
+  // An odd block count per row: every row ends with a pad byte 0x00 (A1).
+  at::Tensor dense = at::empty({rows, blocks}, contiguousOptions(input, at::kByte));
+  runQuantizer(x, mode, codes, dense, facts, launch);
+  scales.zero_();
+  scales.view({rows, 2 * scaleK(k)}).narrow(1, 0, blocks).copy_(dense);
+  return {codes, scales};
+}
+
+at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype) {
+  const at::ScalarType out = checkDequantize(codes, scales, dtype);
+  const std::vector<c10::SymInt> shape = dequantizeShape(codes);
+  if (codes.numel() == 0) return at::empty_symint(shape, contiguousOptions(codes, out));
+  const int64_t half = codes.size(-1);
+  at::Tensor c = asBytes(codes).reshape({-1, half});
+  at::Tensor s = asBytes(scales).reshape({c.size(0), 2 * scaleK(2 * half)});
+  return dequantizeRows(c, s, out).view_symint(shape);
+}
+
+at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                    const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
+                    const Launcher& launch) {
+  const SvdDims d = checkSvdQuant(activation, weights, scales, down, up);
+  const std::vector<c10::SymInt> shape = svdOutputShape(activation, d.n);
+  const at::TensorOptions options = contiguousOptions(activation, at::kBFloat16);
+  if (activation.numel() == 0 && d.k > 0) return at::empty_symint(shape, options);  // B*S = 0
+  if (d.n == 0) return at::empty_symint(shape, options);
+  if (d.k == 0) return at::zeros_symint(shape, options);
+  // Batch dimensions folded into M rows; every step is row-wise, so batch shape cannot matter.
+  at::Tensor x = activation.reshape({-1, d.k}).contiguous();
+  const int64_t m = x.size(0);
+  if (m == 0) return at::empty_symint(shape, options);
+  // Q(X): the project's quantizer, "round" mode; its dense scales need no pad byte here.
+  at::Tensor xCodes = at::empty({m, d.k / 2}, contiguousOptions(x, at::kByte));
+  at::Tensor xScales = at::empty({m, d.k / kBlock}, contiguousOptions(x, at::kByte));
+  runQuantizer(x, amct_mxfp4::kRound, xCodes, xScales, facts, launch);
+  at::Tensor w = asBytes(weights).contiguous();
+  at::Tensor ws = asBytes(scales).reshape({d.n, 2 * scaleK(d.k)});
+  at::Tensor lowRank;
+  at::Tensor fp4;
+  if (gemm == GemmPrecision::kFp32) {
+    // fp32 GEMMs of exactly widened operands, each result rounded to bf16 (A5 rounding points).
+    at::Tensor xd = bf16(at::mm(x.to(at::kFloat), down.to(at::kFloat)));
+    lowRank = bf16(at::mm(xd.to(at::kFloat), up.to(at::kFloat)));
+    at::Tensor xq = dequantizeRows(xCodes, xScales, at::kFloat);
+    at::Tensor wq = dequantizeRows(w, ws, at::kFloat);
+    fp4 = bf16(at::mm(xq, wq.t()));
+  } else {
+    // bf16 GEMMs (fp32 accumulation, bf16 out); the dequantized operands are exact in bf16.
+    at::Tensor xd = at::mm(x, down.contiguous());
+    lowRank = at::mm(xd, up.contiguous());
+    at::Tensor xq = dequantizeRows(xCodes, xScales, at::kBFloat16);
+    at::Tensor wq = dequantizeRows(w, ws, at::kBFloat16);
+    fp4 = at::mm(xq, wq.t());
+  }
+  // bf16(a + b) through fp32 equals bf16 of the exact sum for bf16 a, b (A5).
+  return bf16(at::add(lowRank.to(at::kFloat), fp4.to(at::kFloat))).view_symint(shape);
+}
+
+std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode) {
+  checkQuantize(input, roundMode);
+  return emptyQuantizeOutputs(input);
+}
+
+at::Tensor dequantizeMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype) {
+  const at::ScalarType out = checkDequantize(codes, scales, dtype);
+  return at::empty_symint(dequantizeShape(codes), contiguousOptions(codes, out));
+}
+
+at::Tensor svdQuantMeta(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                        const at::Tensor& down, const at::Tensor& up) {
+  const SvdDims d = checkSvdQuant(activation, weights, scales, down, up);
+  return at::empty_symint(svdOutputShape(activation, d.n), contiguousOptions(activation, at::kBFloat16));
+}
+
+}  // namespace mxfp4
+}  // namespace amct

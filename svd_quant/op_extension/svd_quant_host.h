@@ -1,0 +1,61 @@
+// Device-agnostic host logic of svd_quant, shared by the CPU (kernel sim) and NPU paths:
+// validation in the spec's order (A4, A5), byte views of the fp4/e8m0 dtypes, the quantizer's
+// tiling and launch (A2), the dequantizer (A3, ATen) and the svd_quant composition (A5).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "amct_host.h"
+#include "svd_quant_tiling.h"
+
+namespace amct {
+namespace mxfp4 {
+
+// Runs the quantizer kernel on blockDim cores: input (contiguous, totalBlocks * 32 elements),
+// codes (totalBlocks * 16 bytes) and dense scales (totalBlocks bytes), both contiguous uint8.
+using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& input, const at::Tensor& codes,
+                                    const at::Tensor& scales, const at::Tensor& tiling)>;
+
+// How svd_quant forms its three matmuls: fp32 GEMMs of exactly widened operands (CPU, spec A8),
+// or bf16 GEMMs with fp32 accumulation and bf16 output (NPU: torch_npu's matmul).
+enum class GemmPrecision { kFp32, kBf16 };
+
+struct SvdDims {
+  int64_t k;
+  int64_t n;
+  int64_t r;
+};
+
+// svd_quant's checks V1-V6 in the spec's order (one routine for CPU, Meta and NPU).
+SvdDims checkSvdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                      const at::Tensor& down, const at::Tensor& up);
+
+// The ops: validate, allocate contiguous outputs on the input's device, launch nothing for an
+// empty input.
+std::tuple<at::Tensor, at::Tensor> quantize(const at::Tensor& input, const std::string& roundMode,
+                                            const PlatformFacts& facts, const Launcher& launch);
+at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype);
+at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                    const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
+                    const Launcher& launch);
+
+// Meta: the same checks, shapes and dtypes only.
+std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode);
+at::Tensor dequantizeMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype);
+at::Tensor svdQuantMeta(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                        const at::Tensor& down, const at::Tensor& up);
+
+// UB bytes the kernel's buffers take for a tile of tileBlocks blocks (mirrors its InitBuffer list).
+uint64_t ubBytes(amct_mxfp4::Mxfp4Dtype dtype, uint32_t tileBlocks);
+
+// The tiling for totalBlocks > 0 blocks.
+amct_mxfp4::Mxfp4Tiling computeTiling(amct_mxfp4::Mxfp4Dtype dtype, amct_mxfp4::Mxfp4RoundMode mode,
+                                      uint64_t totalBlocks, const PlatformFacts& facts);
+
+}  // namespace mxfp4
+}  // namespace amct

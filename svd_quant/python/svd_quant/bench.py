@@ -1,0 +1,148 @@
+"""Benchmark of the svd_quant operators: ``python -m amct_ops bench svd_quant``.
+
+In one run, samples interleaved:
+
+* ``mxfp4_quantize(x)`` (rows of 2048, "round") vs ``reference.mxfp4_quantize_ref(x)`` on the
+  same input, per dtype and size (default 1M, 4M, 16M elements; bar: >= 30x at 16M bf16);
+* ``svd_quant(x, codes, scales, down, up)`` vs the plain bf16 ATen matmul ``x @ w_hat.T`` of
+  the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 2048, 2048, 2816,
+  32; bar: svd_quant <= 1.5x the matmul's time).
+
+Times are the median (``--stat min``: minimum) per call over ``--repeat`` samples after
+``--warmup`` calls. This is a script, not a test: nothing here runs in the test suite.
+"""
+import torch
+
+from amct_ops import _benchutil as bu
+from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, svd_quant
+from amct_ops.svd_quant import reference as ref
+
+DESCRIPTION = "mxfp4_quantize throughput vs reference.py; svd_quant vs a plain bf16 matmul of the same shape"
+
+DEFAULT_SIZES = "1M,4M,16M"
+QUICK_SIZES = "1M"
+ROW = 2048
+QUANT_BAR = (16 << 20, "bfloat16", 30.0)
+DEFAULT_SHAPES = ("2048,2048,2816,32",)
+QUICK_SHAPES = ("256,2048,2816,32",)
+MATMUL_BAR = ((2048, 2048, 2816, 32), 1.5)
+
+
+def _shape(text):
+    parts = tuple(int(p) for p in text.split(","))
+    if len(parts) != 4 or min(parts) < 1 or parts[1] % 32:
+        raise ValueError(f"shape must be S,K,N,R with K a multiple of 32, got {text!r}")
+    return parts
+
+
+def add_arguments(parser):
+    parser.add_argument("--sizes", nargs="+", default=None, type=bu.argparse_type(bu.parse_sizes),
+                        help=f"quantize element counts, multiples of {ROW} (default {DEFAULT_SIZES}; {QUICK_SIZES} "
+                             "with --quick)")
+    parser.add_argument("--dtypes", nargs="+", default=None,
+                        type=bu.argparse_type(lambda s: bu.parse_dtypes(
+                            s, allowed=(torch.float16, torch.bfloat16, torch.float32))),
+                        help="quantize input dtypes (default bf16)")
+    parser.add_argument("--shapes", nargs="+", default=None, type=bu.argparse_type(lambda s: [_shape(s)]),
+                        help=f"svd_quant shapes S,K,N,R (default {' '.join(DEFAULT_SHAPES)})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+
+def _quantize_results(sizes, dtypes, args, min_sample, stat):
+    results = []
+    for dtype in dtypes:
+        for n in sizes:
+            g = torch.Generator().manual_seed(args.seed)
+            cx = torch.randn(n // ROW, ROW, generator=g).to(dtype)
+            x = cx.to(args.device)
+            fns = {"quantize": lambda: mxfp4_quantize(x), "reference": lambda: ref.mxfp4_quantize_ref(cx)}
+            stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample,
+                                    sync=args.sync)
+            for name, st in stats.items():
+                seconds = getattr(st, stat)
+                melem, gbs = bu.throughput(n, n * (cx.element_size() + 0.5 + 1 / 32), seconds)
+                results.append({"part": "quantize", "dtype": bu.dtype_label(dtype), "elements": n, "kernel": name,
+                                "time_s": seconds, "melem_per_s": melem, "gb_per_s": gbs, **st.as_dict()})
+    return results
+
+
+def _svd_results(shapes, args, min_sample, stat):
+    results = []
+    for s, k, n, r in shapes:
+        g = torch.Generator().manual_seed(args.seed)
+        x = torch.randn(s, k, generator=g).to(torch.bfloat16).to(args.device)
+        codes, scales = mxfp4_quantize(torch.randn(n, k, generator=g).to(args.device))
+        w_hat = mxfp4_dequantize(codes, scales)
+        down = (torch.randn(k, r, generator=g) / k ** 0.5).to(torch.bfloat16).to(args.device)
+        up = torch.randn(r, n, generator=g).to(torch.bfloat16).to(args.device)
+        fns = {"svd_quant": lambda: svd_quant(x, codes, scales, down, up), "bf16 matmul": lambda: x @ w_hat.T}
+        stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample, sync=args.sync)
+        for name, st in stats.items():
+            seconds = getattr(st, stat)
+            results.append({"part": "svd_quant", "shape": (s, k, n, r), "kernel": name, "time_s": seconds,
+                            "gflops": 2.0 * s * k * n / seconds / 1e9, **st.as_dict()})
+    return results
+
+
+def run(args):
+    from amct_ops._cli import BenchUnavailable
+
+    sizes = (list(dict.fromkeys(n for group in args.sizes for n in group)) if args.sizes is not None
+             else bu.parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
+    if any(n % ROW or n == 0 for n in sizes):
+        raise BenchUnavailable(f"sizes must be positive multiples of {ROW}, got {sizes}")
+    dtypes = (list(dict.fromkeys(d for group in args.dtypes for d in group)) if args.dtypes is not None
+              else [torch.bfloat16])
+    shapes = ([s for group in args.shapes for s in group] if args.shapes is not None
+              else [_shape(t) for t in (QUICK_SHAPES if args.quick else DEFAULT_SHAPES)])
+    stat = getattr(args, "stat", "median")
+    min_sample = 0.0005 if args.quick else 0.002
+    quant = _quantize_results(sizes, dtypes, args, min_sample, stat)
+    svd = _svd_results(shapes, args, min_sample, stat)
+    return {"tables": _tables(quant, svd, stat), "notes": _notes(quant, svd, args), "results": quant + svd}
+
+
+def _index(results, key):
+    return {(tuple(r[k] for k in key), r["kernel"]): r for r in results}
+
+
+def _tables(quant, svd, stat):
+    q = _index(quant, ("dtype", "elements"))
+    q_rows = []
+    for (dt, n), _ in sorted({(key, 0) for key, _k in q}, key=lambda t: (t[0][0], t[0][1])):
+        ours, theirs = q[((dt, n), "quantize")], q[((dt, n), "reference")]
+        q_rows.append([dt, bu.format_size(n), ours["time_s"] * 1e3, ours["melem_per_s"], ours["gb_per_s"],
+                       theirs["time_s"] * 1e3, f"{theirs['time_s'] / ours['time_s']:.1f}x"])
+    m = _index(svd, ("shape",))
+    m_rows = []
+    for shape in dict.fromkeys(r["shape"] for r in svd):
+        ours, base = m[((shape,), "svd_quant")], m[((shape,), "bf16 matmul")]
+        m_rows.append(["x".join(map(str, shape)), ours["time_s"] * 1e3, base["time_s"] * 1e3,
+                       f"{ours['time_s'] / base['time_s']:.2f}x"])
+    return [
+        {"title": f"mxfp4_quantize vs reference.py ({stat} ms per call; GB/s of input + codes + scales)",
+         "columns": ["dtype", "elements", "op ms", "Melem/s", "GB/s", "reference ms", "speed-up"], "rows": q_rows},
+        {"title": f"svd_quant vs the plain bf16 ATen matmul x @ w_hat.T of the same shape ({stat} ms per call)",
+         "columns": ["S x K x N x R", "svd_quant ms", "bf16 matmul ms", "svd_quant / matmul"], "rows": m_rows},
+    ]
+
+
+def _notes(quant, svd, args):
+    notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
+             f"call(s), op and baseline samples interleaved; {torch.get_num_threads()} torch threads."]
+    load = bu.load_average()
+    if load is not None:
+        notes.append(f"load average at the end: {load}")
+    q = _index(quant, ("dtype", "elements"))
+    size, dt, bar = QUANT_BAR
+    if ((dt, size), "quantize") in q:
+        ratio = q[((dt, size), "reference")]["time_s"] / q[((dt, size), "quantize")]["time_s"]
+        notes.append(f"- mxfp4_quantize {bu.format_size(size)} {dt} vs reference.py: {ratio:.1f}x (bar >= {bar:.0f}x): "
+                     + ("met" if ratio >= bar else "NOT met"))
+    m = _index(svd, ("shape",))
+    shape, limit = MATMUL_BAR
+    if ((shape,), "svd_quant") in m:
+        ratio = m[((shape,), "svd_quant")]["time_s"] / m[((shape,), "bf16 matmul")]["time_s"]
+        notes.append(f"- svd_quant {'x'.join(map(str, shape))} / bf16 matmul: {ratio:.2f}x (bar <= {limit}x): "
+                     + ("met" if ratio <= limit else "NOT met"))
+    return notes

@@ -1,0 +1,46 @@
+"""Documented wrappers over ``torch.ops.amct`` for the MXFP4 and SVDQuant operators."""
+import torch
+
+#: The torch.ops.amct operators of this package.
+OPS = ("mxfp4_quantize", "mxfp4_dequantize", "svd_quant")
+
+
+def mxfp4_quantize(input, round_mode="round"):
+    """Quantize ``input`` (float16, bfloat16 or float32) to MXFP4 along its last dimension.
+
+    Blocks of 32 consecutive elements share an E8M0 scale ``2^(sb - 127)`` with
+    ``sb = clamp(E, 2, 254) - 2`` (E = the largest biased binary exponent of the block, taken
+    exactly, fp16/fp32 never pre-rounded); elements become E2M1 codes of ``x / scale`` rounded by
+    ``round_mode``: ``"round"`` (nearest, ties away), ``"rint"`` (ties to even) or ``"floor"``
+    (toward -inf), saturating at 6. A block holding NaN or +-Inf gets scale 0xFF and codes 0.
+    The last dimension K must be a multiple of 32 (K = 0 allowed).
+
+    Returns ``(codes, scales)``: contiguous uint8 tensors on ``input``'s device, ``codes`` of shape
+    ``(*lead, K/2)`` (two codes per byte, the even element in the low nibble) and ``scales`` of
+    shape ``(*lead, ceil(K/64), 2)`` (one byte per block; a pad byte 0x00 ends each row when K/32
+    is odd). Bit-exact on every backend. Not differentiable.
+    """
+    return torch.ops.amct.mxfp4_quantize(input, round_mode)
+
+
+def mxfp4_dequantize(codes, scales, dtype=None):
+    """Decode MXFP4 ``codes`` / ``scales`` (as made by :func:`mxfp4_quantize`) to ``dtype``.
+
+    ``codes``: uint8 or ``torch.float4_e2m1fn_x2``, ``(*lead, K/2)``; ``scales``: uint8 or
+    ``torch.float8_e8m0fnu``, ``(*lead, ceil(K/64), 2)``. Each value is ``e2m1(code) * 2^(sb-127)``,
+    exact in float32 and rounded to nearest-even to ``dtype`` (bfloat16 when None, float16 or
+    float32); scale 0xFF gives NaN, the pad byte is ignored. Not differentiable.
+    """
+    return torch.ops.amct.mxfp4_dequantize(codes, scales, dtype)
+
+
+def svd_quant(activation, weights, scales, down, up):
+    """SVDQuant matmul: ``bf16(bf16(bf16(X @ down) @ up) + bf16(Q(X) @ Q(W).T))``.
+
+    ``activation`` X: bfloat16 ``(*B, S, K)``; ``weights``: packed E2M1 ``(N, K/2)`` and ``scales``
+    ``(N, ceil(K/64), 2)`` (uint8, or float4_e2m1fn_x2 / float8_e8m0fnu); ``down``: bfloat16
+    ``(K, R)``; ``up``: bfloat16 ``(R, N)``. ``Q(X)`` is :func:`mxfp4_quantize` in "round" mode;
+    the low-rank branch uses the unquantized X. Returns bfloat16 ``(*B, S, N)``, contiguous, on
+    ``activation``'s device. K must be a multiple of 32 (any such K). Not differentiable.
+    """
+    return torch.ops.amct.svd_quant(activation, weights, scales, down, up)
