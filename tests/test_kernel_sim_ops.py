@@ -46,7 +46,8 @@ SRC_DIR = Path(__file__).resolve().parent / "sim"
 HIF4_KERNEL_DIR = ROOT / "hifloat4_cast" / "op_kernel"
 VECTORS = ROOT.parent / "shared" / "vectors" / "hif4_vectors.json"
 CXX = os.environ.get("CXX", "g++")
-BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-pthread"]
+KERNEL_COMMON_DIR = ROOT / "common" / "op_kernel"  # amct_kernel_common.h, shared by the kernels
+BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-I", str(KERNEL_COMMON_DIR), "-pthread"]
 WARN_FLAGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
 TIMEOUT = 900
 

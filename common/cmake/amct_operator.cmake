@@ -153,7 +153,10 @@ function(amct_add_operator op)
   target_compile_definitions(${_cpu} PRIVATE AMCT_KERNEL_SIM=1 AMCT_SIM_WITH_ATEN=1)
   # ATen's OpenMP at::parallel_for, which runs the sim's blocks, is inline code: without
   # -fopenmp it runs serially. The runtime is the libgomp.so.1 torch already loaded (same soname).
-  target_compile_options(${_cpu} PRIVATE -O3 -fopenmp)
+  # -fno-trapping-math: the sim's float loops (selects around conversions, rounding casts)
+  # vectorise only when the compiler may assume FP exceptions are not observed (nothing here
+  # enables FP traps); results stay IEEE, bit for bit.
+  target_compile_options(${_cpu} PRIVATE -O3 -fopenmp -fno-trapping-math)
   target_link_options(${_cpu} PRIVATE -fopenmp)
   amct_apply_sanitizers(${_cpu})
 

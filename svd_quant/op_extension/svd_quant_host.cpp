@@ -120,6 +120,10 @@ at::ScalarType checkDequantize(const at::Tensor& codes, const at::Tensor& scales
   for (size_t i = 0; same && i < want.size(); ++i) same = got[i].guard_int(__FILE__, __LINE__) == want[i].guard_int(__FILE__, __LINE__);
   TORCH_CHECK(same, kD, ": expected scales of shape ", shapeText(want), " for codes of shape ",
               shapeText(codes.sym_sizes()), ", got ", shapeText(got));
+  // After D6 (not in the spec's list): a CPU tensor mixed with a meta one would otherwise reach
+  // the CPU kernel with a storage-less operand.
+  TORCH_CHECK(scales.device() == codes.device(), kD, ": scales must be on codes' device ", codes.device(), ", got ",
+              scales.device());
   return out;
 }
 
