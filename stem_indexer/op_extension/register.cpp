@@ -61,9 +61,13 @@ std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(
                                                 rateMedium, biasMedium, rateLarge, biasLarge, precision));
 }
 
-// Test hook: the C++ budget (§5) with the default rates and biases.
-int64_t budgetForTest(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha) {
-  return amct::stem::topkBudget(P, i, Qb, Kb, alpha, 0.2, 30, 0.1, 30);
+// Test hook: the C++ budget (§5) with the default rates and biases, for rows i = 0..Qb-1.
+at::Tensor budgetsForTest(int64_t P, int64_t Qb, int64_t Kb, double alpha) {
+  TORCH_CHECK(Qb >= 0, "_stem_indexer_budgets: Qb must be >= 0, got ", Qb);
+  at::Tensor out = at::empty({Qb}, at::TensorOptions().dtype(at::kLong));
+  int64_t* k = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < Qb; ++i) k[i] = amct::stem::topkBudget(P, i, Qb, Kb, alpha, 0.2, 30, 0.1, 30);
+  return out;
 }
 
 // Test hook: the selection kernel's tiling for (rows, candidates) on the current sim platform, as
@@ -79,7 +83,7 @@ std::vector<int64_t> tilingForTest(int64_t rows, int64_t candidates) {
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
-  m.def("_stem_indexer_budget(int P, int i, int Qb, int Kb, float alpha) -> int", &budgetForTest);
+  m.def("_stem_indexer_budgets(int P, int Qb, int Kb, float alpha) -> Tensor", &budgetsForTest);
   m.def("_stem_indexer_tiling(int rows, int candidates) -> int[]", &tilingForTest);
   m.def(
       "npu_stem_indexer(Tensor qflat, Tensor kflat, Tensor vbias, Tensor q_seq_lens, Tensor kv_seq_lens, *, "
