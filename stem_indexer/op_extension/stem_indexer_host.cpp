@@ -438,14 +438,17 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
                                                static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
                                                backend.facts);
+  // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
+  const at::Tensor q = qflat.detach();
+  const at::Tensor k = kflat.detach();
   at::Tensor dots = at::empty({plan.dotsElements}, qflat.options().dtype(at::kFloat));
   if (qflat.device().is_cpu()) {
     // Inner matmuls run single-threaded (inside parallel_for); the tile split does not depend on threads.
     at::parallel_for(0, static_cast<int64_t>(plan.tiles.size()), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) scoreTile(plan.tiles[t], plan.rows[plan.tiles[t].b], qflat, kflat, G, dots);
+      for (int64_t t = begin; t < end; ++t) scoreTile(plan.tiles[t], plan.rows[plan.tiles[t].b], q, k, G, dots);
     });
   } else {
-    for (const Tile& t : plan.tiles) scoreTile(t, plan.rows[t.b], qflat, kflat, G, dots);
+    for (const Tile& t : plan.tiles) scoreTile(t, plan.rows[t.b], q, k, G, dots);
   }
   at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)}, at::TensorOptions().dtype(at::kLong));
   fillRowTable(plan, G, Nk, Nq, maxQb, maxKb, table);
