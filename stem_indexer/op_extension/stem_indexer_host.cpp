@@ -24,6 +24,7 @@ constexpr int64_t kDim = 2048;
 constexpr int64_t kMaxBatch = 65536;
 constexpr int64_t kTileRows = 256;  // G * TQ query rows per score matmul
 constexpr uint32_t kMasks = 5;      // the kernel's mask buffers
+constexpr uint64_t kMinRowsPerCore = 16;  // fewer would not pay for a core's set-up
 
 // Metadata layout (§6).
 constexpr int64_t kHeaderWords = 16;
@@ -244,7 +245,8 @@ void prefillCpu(at::Tensor& indices, at::Tensor& seqLen, const at::Tensor& short
   const int64_t width = indices.size(3);
   int32_t* idx = indices.data_ptr<int32_t>();
   const int32_t* sl = shortLen.data_ptr<int32_t>();
-  at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
+  const int64_t grain = std::max<int64_t>(64, (int64_t(1) << 18) / std::max<int64_t>(width, 1));  // ~1 MB per task
+  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       int32_t* row = idx + r * width;
       const int32_t vis = sl[r];
@@ -325,7 +327,7 @@ amct_stem::StemTiling computeTiling(uint64_t rowCount, uint32_t maxCandidates, i
               " bytes of UB; kv_seq_lens up to about ", (static_cast<uint64_t>(maxLanes) + 8) * 128,
               " tokens are supported");
   const uint64_t cores = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores, 65535));
-  const uint64_t perCore = ceilDiv(rowCount, cores);
+  const uint64_t perCore = std::max<uint64_t>(ceilDiv(rowCount, cores), kMinRowsPerCore);
   const uint64_t blockNum = ceilDiv(rowCount, perCore);
   amct_stem::StemTiling t{};
   t.blockNum = static_cast<uint32_t>(blockNum);

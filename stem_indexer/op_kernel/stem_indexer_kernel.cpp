@@ -52,11 +52,18 @@ __aicore__ inline uint32_t LowestBit(uint32_t x) {
   return n;
 }
 
-// One bisection result: the largest threshold t with count(>= t) >= need, and count(>= t + 1).
+// One selection result: the largest threshold t with count(>= t) >= need, count(>= t + 1) and
+// count(>= t).
 struct Kth {
   int32_t threshold;
   uint32_t above;
+  uint32_t atLeast;
 };
+
+// Below this many lanes in the bracket, the search ends with a scalar pass over them.
+constexpr uint32_t kScalarFinish = 16;
+// Up to this many per-repeat sums are added by the scalar unit (no second reduction).
+constexpr uint32_t kScalarSumRepeats = 8;
 
 class StemSelector {
  public:
@@ -127,14 +134,13 @@ class StemSelector {
     }
   }
 
-  // hi_ and lo_ = the two halves of the signed key of s (see the file comment); s is clobbered.
+  // hi_ = the high half of the signed key of s (see the file comment); s becomes the key (ikey).
   __aicore__ inline void Keys(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<int32_t> sI = s.ReinterpretCast<int32_t>();
     LocalTensor<uint32_t> sU = s.ReinterpretCast<uint32_t>();
     LocalTensor<int32_t> hiI = hi_.ReinterpretCast<int32_t>();
     LocalTensor<uint32_t> hiU = hi_.ReinterpretCast<uint32_t>();
-    LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
     Compare(Mask(kNotNaN), s, s, CMPMODE::EQ, lanes);
     ShiftRight(hiI, sI, int32_t(31), cnt);  // 0 or -1: the sign bit (also of -0.0)
     Compares(Mask(kNegative), hiI, int32_t(-1), CMPMODE::EQ, lanes);
@@ -144,10 +150,16 @@ class StemSelector {
     Select(s, Mask(kNegative), lo_, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);   // ikey, as float bits
     ShiftRight(hiI, sI, int32_t(16), cnt);
     Cast(hi_, hiI, RoundMode::CAST_NONE, lanes);
-    ShiftLeft(loU, sU, uint32_t(16), cnt);
+    Select(hi_, Mask(kNotNaN), hi_, static_cast<float>(kHiNaN), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+  }
+
+  // lo_ = the low half of the key held in s (only needed when the K-th key's hi bucket is split).
+  __aicore__ inline void LowKeys(const LocalTensor<float>& s, uint32_t lanes) {
+    const int32_t cnt = static_cast<int32_t>(lanes);
+    LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
+    ShiftLeft(loU, s.ReinterpretCast<uint32_t>(), uint32_t(16), cnt);
     ShiftRight(loU, loU, uint32_t(16), cnt);
     Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);
-    Select(hi_, Mask(kNotNaN), hi_, static_cast<float>(kHiNaN), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     Select(lo_, Mask(kNotNaN), lo_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
@@ -157,6 +169,11 @@ class StemSelector {
     LocalTensor<float> part2 = part2Buf_.Get<float>();
     const uint32_t repeats = lanes / kRepeatLanes;
     WholeReduceSum(part, x, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats), 1, 1, 8);
+    if (repeats <= kScalarSumRepeats) {  // a few partial sums: the scalar unit adds them
+      float total = 0.0f;
+      for (uint32_t r = 0; r < repeats; ++r) total += part.GetValue(r);
+      return static_cast<uint32_t>(total);
+    }
     const uint32_t full = repeats / kRepeatLanes;
     const uint32_t rest = repeats % kRepeatLanes;
     if (full > 0) WholeReduceSum(part2, part, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(full), 1, 1, 8);
@@ -174,45 +191,94 @@ class StemSelector {
     return Sum(scratch, lanes);
   }
 
-  // The largest t in [lo, top] with count(v >= t) >= need (count(v >= lo) >= need is given).
-  __aicore__ inline Kth Bisect(const LocalTensor<float>& v, const LocalTensor<float>& scratch, int32_t lo, int32_t top,
-                               uint32_t need, uint32_t lanes) {
+  // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need
+  // over the real lanes. Values are integers in fp32; lanes j >= n never count.
+  __aicore__ inline Kth Rank(const LocalTensor<float>& v, const LocalTensor<float>& scratch, int32_t lo, int32_t top,
+                             uint32_t need, uint32_t atLeast, uint32_t n, uint32_t lanes) {
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
+    bool interpolate = false;
     while (lo < hi) {
-      const int32_t mid = lo + (hi - lo + 1) / 2;
+      if (atLeast - above <= kScalarFinish) return Finish(v, lo, hi, need, above, n, lanes);
+      // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
+      // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
+      // bisection bounds the worst case at twice its 16 steps.
+      int32_t mid = lo + (hi - lo + 1) / 2;
+      if (interpolate) {
+        const float span = static_cast<float>(hi - lo + 1);
+        const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
+        const int32_t guess = lo + static_cast<int32_t>(span * frac);
+        mid = guess <= lo ? lo + 1 : (guess > hi ? hi : guess);
+      }
+      interpolate = !interpolate;
       const uint32_t c = CountAtLeast(v, scratch, mid, lanes);
       if (c >= need) {
         lo = mid;
+        atLeast = c;
       } else {
         hi = mid - 1;
         above = c;
       }
     }
-    return Kth{lo, above};
+    return Kth{lo, above, atLeast};
+  }
+
+  // The few real lanes with lo <= v <= hi, read by the scalar unit: the (need - above)-th
+  // largest of their values is the threshold.
+  __aicore__ inline Kth Finish(const LocalTensor<float>& v, int32_t lo, int32_t hi, uint32_t need, uint32_t above,
+                               uint32_t n, uint32_t lanes) {
+    Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
+    Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);  // kNegative is free after Keys
+    const int32_t words16 = static_cast<int32_t>(lanes / 16);
+    And(Mask(kAux).ReinterpretCast<uint16_t>(), Mask(kAux).ReinterpretCast<uint16_t>(),
+        Mask(kNegative).ReinterpretCast<uint16_t>(), words16);
+    float vals[kScalarFinish];
+    uint32_t m = 0;
+    LocalTensor<uint32_t> bits = Mask(kAux).ReinterpretCast<uint32_t>();
+    for (uint32_t w = 0; w < lanes / 32 && m < kScalarFinish; ++w) {
+      uint32_t word = bits.GetValue(w);
+      while (word != 0 && m < kScalarFinish) {
+        const uint32_t j = w * 32 + LowestBit(word);
+        word &= word - 1u;
+        if (j >= n) continue;
+        const float x = v.GetValue(j);  // insertion, descending
+        uint32_t at = m++;
+        while (at > 0 && vals[at - 1] < x) {
+          vals[at] = vals[at - 1];
+          --at;
+        }
+        vals[at] = x;
+      }
+    }
+    const float t = vals[need - above - 1];
+    uint32_t greater = 0, equal = 0;
+    for (uint32_t k = 0; k < m; ++k) {
+      greater += vals[k] > t ? 1u : 0u;
+      equal += vals[k] == t ? 1u : 0u;
+    }
+    return Kth{static_cast<int32_t>(t), above + greater, above + greater + equal};
   }
 
   // Writes into kTaken (and kTie with `ties` lanes to take in index order) the K chosen lanes.
   // Returns the tie count to take from kTie (0: kTaken alone is the answer).
-  __aicore__ inline uint32_t Choose(const LocalTensor<float>& scratch, uint32_t K, uint32_t lanes) {
-    // count(hi >= -32768) = n real lanes >= K: the bisection's lower end needs no count.
-    const Kth h = Bisect(hi_, scratch, kHiNaN, kHiTop, K, lanes);
+  __aicore__ inline uint32_t Choose(const LocalTensor<float>& s, const LocalTensor<float>& scratch, uint32_t n,
+                                    uint32_t K, uint32_t lanes) {
+    // count(hi >= -32768) = n real lanes >= K: the lower end needs no count.
+    const Kth h = Rank(hi_, scratch, kHiNaN, kHiTop, K, n, n, lanes);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
-    if (h.threshold > kHiNaN) {
-      const uint32_t atLeast = CountAtLeast(hi_, scratch, h.threshold, lanes);
-      if (atLeast == K) {  // the whole bucket is taken
-        Compares(Mask(kTaken), hi_, th, CMPMODE::GE, lanes);
-        return 0;
-      }
+    if (h.atLeast == K) {  // the whole bucket is taken (pads, hi = -32768, are never in it: j < n)
+      Compares(Mask(kTaken), hi_, th, CMPMODE::GE, lanes);
+      return 0;
     }
     Compares(Mask(kTaken), hi_, th, CMPMODE::GT, lanes);
     Compares(Mask(kTie), hi_, th, CMPMODE::EQ, lanes);
     if (t_.precision == 2) return need;  // bf16 keys: lo is the same for the whole bucket
     // The bucket's lo halves, -1 elsewhere (NaN and pad lanes all have lo = 0).
+    LowKeys(s, lanes);
     LocalTensor<float> bucket = lo_;
     Select(bucket, Mask(kTie), lo_, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    const Kth l = Bisect(bucket, scratch, 0, kLoTop, need, lanes);
+    const Kth l = Rank(bucket, scratch, 0, kLoTop, need, h.atLeast - h.above, n, lanes);
     const float tl = static_cast<float>(l.threshold);
     Compares(Mask(kAux), bucket, tl, CMPMODE::GT, lanes);
     Or(Mask(kTaken).ReinterpretCast<uint16_t>(), Mask(kTaken).ReinterpretCast<uint16_t>(),
@@ -254,7 +320,7 @@ class StemSelector {
     LocalTensor<float> bias = biasQue_.AllocTensor<float>();
     Scores(s, bias, Field(row, amct_stem::kDotsOffset), Field(row, amct_stem::kBiasOffset), n, lanes);
     Keys(s, lanes);
-    const uint32_t ties = Choose(bias, K, lanes);  // bias is free: scratch
+    const uint32_t ties = Choose(s, bias, n, K, lanes);  // bias is free: scratch
     LocalTensor<int32_t> o = outQue_.AllocTensor<int32_t>();
     for (uint32_t c = 0; c < amct_stem::kSink; ++c) o.SetValue(c, static_cast<int32_t>(c));
     uint32_t pos = Emit(o, amct_stem::kSink, n, ties, lanes);
