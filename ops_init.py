@@ -7,6 +7,8 @@ wrapper in its sub-package:
   ``hifloat8_fake_quant`` (HiFloat8 casts, bit-exact on every backend).
 * ``amct_ops.hifloat4_cast``: ``hifloat4_fake_quant``, ``hifloat4_pack``, ``hifloat4_unpack``
   (HiFloat4 block fake-quant and its packed storage format).
+* ``amct_ops.stem_indexer``: ``npu_stem_indexer``, ``npu_stem_indexer_metadata`` (block
+  scoring and dynamic Top-K key-block selection for block-sparse attention).
 
 Each operator runs on the CPU through the project's emulation of the AscendC API (the same
 kernel source the NPU build compiles) and, in a build made with CANN, on the NPU
