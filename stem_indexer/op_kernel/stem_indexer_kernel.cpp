@@ -41,6 +41,14 @@ constexpr uint32_t kQuietNaN = 0x7FC00000u;
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 
+// Set bits of x.
+__aicore__ inline uint32_t PopCount(uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0F0F0F0Fu;
+  return (x * 0x01010101u) >> 24;
+}
+
 // Index of the lowest set bit of x != 0.
 __aicore__ inline uint32_t LowestBit(uint32_t x) {
   uint32_t n = 0;
@@ -64,6 +72,9 @@ struct Kth {
 constexpr uint32_t kScalarFinish = 16;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 8;
+// Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
+// 32-bit word); longer rows with Select + WholeReduceSum.
+constexpr uint32_t kScalarCountLanes = 1024;
 
 class StemSelector {
  public:
@@ -187,6 +198,12 @@ class StemSelector {
   __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, const LocalTensor<float>& scratch, int32_t t,
                                           uint32_t lanes) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
+    if (lanes <= kScalarCountLanes) {
+      LocalTensor<uint32_t> words = Mask(kAux).ReinterpretCast<uint32_t>();
+      uint32_t count = 0;
+      for (uint32_t w = 0; w < lanes / 32; ++w) count += PopCount(words.GetValue(w));
+      return count;
+    }
     Select(scratch, Mask(kAux), ones_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     return Sum(scratch, lanes);
   }
