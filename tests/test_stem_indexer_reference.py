@@ -191,7 +191,7 @@ class BruteForceTest(unittest.TestCase):
                                          alpha=alpha, topk_score_precision=precision)
         brute = brute_force(qflat, kflat, vbias, q, kv, prompt, causal, alpha, precision)
         ref.compare_stem_indexer_outputs(brute, out, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
-                                         causal=causal, topk_score_precision=precision, alpha=alpha)
+                                         causal=causal, topk_score_precision=precision)
 
     def test_causal_fp32(self):
         self.check([1000, 300], [9000, 12000], [9000, 20000], True, 1.0, 1)

@@ -25,6 +25,7 @@ constexpr int64_t kMaxBatch = 65536;
 constexpr int64_t kTileRows = 256;  // G * TQ query rows per score matmul
 constexpr uint32_t kMasks = 5;      // the kernel's mask buffers
 constexpr uint64_t kMinRowsPerCore = 16;  // fewer would not pay for a core's set-up
+constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // K_fp32 converted once per item up to this size
 
 // Metadata layout (§6).
 constexpr int64_t kHeaderWords = 16;
@@ -227,15 +228,37 @@ void fillRowTable(const Plan& plan, int64_t G, int64_t Nk, int64_t Nq, int64_t m
   }
 }
 
-// The score matmul of one tile: dots[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T.
-void scoreTile(const Tile& t, const std::vector<TopRow>& rows, const at::Tensor& q, const at::Tensor& k, int64_t G,
-               at::Tensor& dots) {
+// The score matmul of one tile: dots[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T. k32,
+// when defined, holds K_fp32 of every item ([B, Nk, maxKb, 2048], converted once per item).
+void scoreTile(const Tile& t, const std::vector<TopRow>& rows, const at::Tensor& q, const at::Tensor& k,
+               const at::Tensor& k32, int64_t G, at::Tensor& dots) {
   const int64_t i0 = rows[t.first].i;
   const int64_t count = static_cast<int64_t>(t.count);
   at::Tensor qt = q.select(0, t.b).narrow(0, t.n * G, G).narrow(1, i0, count).to(at::kFloat).reshape({G * count, kDim});
-  at::Tensor kt = k.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width).to(at::kFloat);
+  const at::Tensor& ksrc = k32.defined() ? k32 : k;
+  at::Tensor kt = ksrc.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width).to(at::kFloat);
   at::Tensor out = dots.narrow(0, t.dotsOffset, G * count * t.width).view({G * count, t.width});
   at::mm_out(out, qt, kt.t());
+}
+
+// K_fp32 of the candidate blocks of every item with Top-K rows, converted once per item (not once
+// per tile) when it fits kKeyCacheBytes; undefined otherwise (then each tile converts its slice).
+at::Tensor convertKeysOnce(const Plan& plan, const at::Tensor& k, int64_t Nk) {
+  const int64_t B = k.size(0), maxKb = k.size(2);
+  if (B * Nk * maxKb * kDim * 4 > kKeyCacheBytes) return at::Tensor();
+  std::vector<int64_t> width(B * Nk, 0);
+  for (const Tile& t : plan.tiles) width[t.b * Nk + t.n] = std::max(width[t.b * Nk + t.n], t.width);
+  at::Tensor k32 = at::empty({B, Nk, maxKb, kDim}, k.options().dtype(at::kFloat));
+  adviseHugePages(k32);
+  at::parallel_for(0, B * Nk, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      if (width[item] == 0) continue;
+      const int64_t b = item / Nk, n = item % Nk;
+      k32.select(0, b).select(0, n).narrow(0, kSink, width[item])
+          .copy_(k.select(0, b).select(0, n).narrow(0, kSink, width[item]));
+    }
+  });
+  return k32;
 }
 
 // Every element of both outputs: -1 / 0, then 0..vis-1 and L = vis on short-path rows, L = K + 8
@@ -445,12 +468,14 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   const at::Tensor k = kflat.detach();
   at::Tensor dots = at::empty({plan.dotsElements}, qflat.options().dtype(at::kFloat));
   if (qflat.device().is_cpu()) {
+    adviseHugePages(dots);  // written once by the matmuls: fewer page faults
+    const at::Tensor k32 = convertKeysOnce(plan, k, Nk);
     // Inner matmuls run single-threaded (inside parallel_for); the tile split does not depend on threads.
     at::parallel_for(0, static_cast<int64_t>(plan.tiles.size()), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) scoreTile(plan.tiles[t], plan.rows[plan.tiles[t].b], q, k, G, dots);
+      for (int64_t t = begin; t < end; ++t) scoreTile(plan.tiles[t], plan.rows[plan.tiles[t].b], q, k, k32, G, dots);
     });
   } else {
-    for (const Tile& t : plan.tiles) scoreTile(t, plan.rows[t.b], q, k, G, dots);
+    for (const Tile& t : plan.tiles) scoreTile(t, plan.rows[t.b], q, k, at::Tensor(), G, dots);
   }
   at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)}, at::TensorOptions().dtype(at::kLong));
   fillRowTable(plan, G, Nk, Nq, maxQb, maxKb, table);

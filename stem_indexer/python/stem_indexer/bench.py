@@ -114,7 +114,6 @@ def run(args):
         for name, st in stats.items():
             results.append({"tokens": tokens, "kernel": name, "time_s": getattr(st, stat), "stat": stat,
                             "gflop": _flop(tokens // 128, causal) / 1e9, **st.as_dict()})
-        del qflat, kflat, vbias, dq, dk, dv, fns
     return {"tables": _tables(results, sizes, stat, causal), "notes": _notes(results, args, causal),
             "results": results}
 

@@ -162,19 +162,16 @@ def stem_indexer_reference(qflat, kflat, vbias, q_seq_lens, kv_seq_lens, num_pro
     return indices, seq_len
 
 
-def _row_info(q_lens, kv_lens, prompt, b, i, causal, alpha, budget_args):
-    Qb, Kb, P = cb(q_lens[b]), cb(kv_lens[b]), cb(prompt[b])
+def _visible(q_lens, kv_lens, b, i, causal):
+    Qb, Kb = cb(q_lens[b]), cb(kv_lens[b])
     if i >= Qb or Kb == 0:
-        return 0, 0
-    vis = visible_blocks(i, Qb, Kb, causal)
-    if vis == 0:
-        return 0, 0
-    return vis, topk_budget(P, i, Qb, Kb, alpha, *budget_args)
+        return 0
+    return visible_blocks(i, Qb, Kb, causal)
 
 
 def compare_stem_indexer_outputs(actual, expected, qflat, kflat, vbias, q_seq_lens, kv_seq_lens, *,
                                  num_prompt_tokens=None, causal=True, topk_score_precision=1, exact=False,
-                                 abs_tol=2.5e-5, rel_tol=1e-3, max_exceed_ratio=5e-3, alpha=1.0):
+                                 abs_tol=2.5e-5, rel_tol=1e-3, max_exceed_ratio=5e-3):
     """Checks ``actual`` against ``expected`` (both (sparse_indices, sparse_seq_len)) by the §8 rules.
 
     Raises AssertionError naming the first bad row. ``exact=True`` requires identical ordered
@@ -188,11 +185,8 @@ def compare_stem_indexer_outputs(actual, expected, qflat, kflat, vbias, q_seq_le
     assert bad.numel() == 0, f"sparse_seq_len differs first at row {tuple(bad[0].tolist())}: " \
                              f"{int(a_len[tuple(bad[0])])} != {int(e_len[tuple(bad[0])])}"
     B, Nq, maxQb, maxKb = a_idx.shape
-    G = Nq // kflat.size(1)
     q_lens = [int(x) for x in q_seq_lens.cpu()]
     kv_lens = [int(x) for x in kv_seq_lens.cpu()]
-    prompt = [int(x) for x in (num_prompt_tokens if num_prompt_tokens is not None else kv_seq_lens).cpu()]
-    budget_args = (0.2, 30, 0.1, 30)
     exceeded, total = 0, 0
     for b in range(B):
         for h in range(Nq):
@@ -209,7 +203,7 @@ def compare_stem_indexer_outputs(actual, expected, qflat, kflat, vbias, q_seq_le
                 if L == 0:
                     continue
                 prefix = row[:L]
-                vis, K = _row_info(q_lens, kv_lens, prompt, b, i, causal, alpha, budget_args)
+                vis = _visible(q_lens, kv_lens, b, i, causal)
                 assert bool((prefix[1:] > prefix[:-1]).all()), f"{where}: prefix not strictly ascending"
                 assert 0 <= int(prefix[0]) and int(prefix[-1]) < vis, f"{where}: index outside [0, {vis})"
                 if L == vis:  # short path

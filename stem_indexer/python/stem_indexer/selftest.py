@@ -104,7 +104,7 @@ def _run_case(name, make, attrs, prompt, expect, device):
     exact = not name.startswith("R")
     try:
         ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
-                                         causal=attrs.get("causal", True), alpha=attrs.get("alpha", 1.0),
+                                         causal=attrs.get("causal", True),
                                          topk_score_precision=attrs.get("topk_score_precision", 1), exact=exact)
     except AssertionError as exc:
         return result(OP, name, "bfloat16", False, f"vs reference: {exc}", out[0].device)
