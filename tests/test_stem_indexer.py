@@ -169,6 +169,19 @@ class RandomTest(unittest.TestCase):
             if L > 1:
                 self.assertTrue(bool((row[1:L] > row[:L - 1]).all()))
 
+    def test_long_decode_rows(self):
+        """Rows of > 1024 and > 4096 lanes (the vector count, two reduction levels)."""
+        for kv, pattern in ((600000, "VA"), (600000, "R"), (1000000, "R")):
+            with self.subTest(kv=kv, pattern=pattern):
+                case = sc.Case("long", None, None, causal=True, alpha=0.5)
+                inputs = sc.build([1], [kv], pattern=pattern, seed=kv)
+                got, want = run_op(case, inputs), run_ref(case, inputs)
+                if pattern == "VA":
+                    assert_same(self, got, want, f"decode kv={kv}")
+                else:
+                    qflat, kflat, vbias, ql, kl, _ = inputs
+                    ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, causal=True)
+
     def test_special_scores_nan_inf(self):
         """NaN lowest, -inf above it, +inf highest, ties to the smaller index (§4.1)."""
         for precision in (1, 2):

@@ -15,10 +15,12 @@
 //      (arithmetic) and lo = ikey & 0xFFFF, both exact in fp32, so the float compares of the
 //      vector unit order them exactly. NaN gets hi = -32768, lo = 0 (the lowest key; a finite
 //      or infinite value has hi >= -32641). Pad lanes are NaN and come after every real lane.
-//   3. Radix-free selection of the K-th key: bisection on hi (16 steps of Compares + Select +
-//      WholeReduceSum counting lanes >= t), then, only when the K-th key shares its hi with
-//      lanes that are not all taken, bisection on lo within that hi bucket. Exact ties are
-//      taken in index order, so ties go to the smaller index.
+//   3. The K-th key: a search on hi (bisection alternating with interpolation of the counts;
+//      each count is a Compares, then a popcount of the mask words by the scalar unit for rows
+//      of <= 1024 lanes, Select + WholeReduceSum beyond), ended by a scalar pass once at most 16
+//      lanes remain in the bracket; then, only when the K-th key shares its hi with lanes that
+//      are not all taken, the same search on lo within that hi bucket. Exact ties are taken in
+//      index order, so ties go to the smaller index.
 //   4. The chosen lanes are read from the compare masks in index order (scalar bit scan of
 //      32-bit mask words), so the output is ascending by construction.
 #include "kernel_operator.h"
@@ -145,32 +147,34 @@ class StemSelector {
     }
   }
 
-  // hi_ = the high half of the signed key of s (see the file comment); s becomes the key (ikey).
+  // hi_ = the high half of the signed key of s (see the file comment); s is kept. With r = the
+  // fp32 bits of s shifted right by 16 (arithmetic): hi = r for a clear sign bit, and
+  // ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0).
   __aicore__ inline void Keys(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
-    LocalTensor<int32_t> sI = s.ReinterpretCast<int32_t>();
-    LocalTensor<uint32_t> sU = s.ReinterpretCast<uint32_t>();
-    LocalTensor<int32_t> hiI = hi_.ReinterpretCast<int32_t>();
-    LocalTensor<uint32_t> hiU = hi_.ReinterpretCast<uint32_t>();
+    LocalTensor<int32_t> loI = lo_.ReinterpretCast<int32_t>();
     Compare(Mask(kNotNaN), s, s, CMPMODE::EQ, lanes);
-    ShiftRight(hiI, sI, int32_t(31), cnt);  // 0 or -1: the sign bit (also of -0.0)
-    Compares(Mask(kNegative), hiI, int32_t(-1), CMPMODE::EQ, lanes);
-    ShiftLeft(hiU, sU, uint32_t(1), cnt);
-    ShiftRight(hiU, hiU, uint32_t(1), cnt);  // a = the magnitude bits
-    Not(lo_.ReinterpretCast<uint16_t>(), hi_.ReinterpretCast<uint16_t>(), 2 * cnt);  // ~a
-    Select(s, Mask(kNegative), lo_, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);   // ikey, as float bits
-    ShiftRight(hiI, sI, int32_t(16), cnt);
-    Cast(hi_, hiI, RoundMode::CAST_NONE, lanes);
+    ShiftRight(loI, s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
+    Cast(hi_, loI, RoundMode::CAST_NONE, lanes);  // r, exact
+    Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
+    Muls(lo_, hi_, -1.0f, cnt);
+    Adds(lo_, lo_, -32769.0f, cnt);
+    Select(hi_, Mask(kNegative), lo_, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
     Select(hi_, Mask(kNotNaN), hi_, static_cast<float>(kHiNaN), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
-  // lo_ = the low half of the key held in s (only needed when the K-th key's hi bucket is split).
-  __aicore__ inline void LowKeys(const LocalTensor<float>& s, uint32_t lanes) {
+  // lo_ = the low half of the key of s (only needed when the K-th key's hi bucket is split): the
+  // low 16 bits w of the fp32 bits for a clear sign bit, 65535 - w for a set one; 0 for NaN.
+  __aicore__ inline void LowKeys(const LocalTensor<float>& s, const LocalTensor<float>& flipped, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
     ShiftLeft(loU, s.ReinterpretCast<uint32_t>(), uint32_t(16), cnt);
     ShiftRight(loU, loU, uint32_t(16), cnt);
-    Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);
+    Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // w, exact
+    Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);  // the sign bit (NaN: see below)
+    Muls(flipped, lo_, -1.0f, cnt);
+    Adds(flipped, flipped, 65535.0f, cnt);
+    Select(lo_, Mask(kNegative), flipped, lo_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
     Select(lo_, Mask(kNotNaN), lo_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
@@ -292,7 +296,7 @@ class StemSelector {
     Compares(Mask(kTie), hi_, th, CMPMODE::EQ, lanes);
     if (t_.precision == 2) return need;  // bf16 keys: lo is the same for the whole bucket
     // The bucket's lo halves, -1 elsewhere (NaN and pad lanes all have lo = 0).
-    LowKeys(s, lanes);
+    LowKeys(s, scratch, lanes);
     LocalTensor<float> bucket = lo_;
     Select(bucket, Mask(kTie), lo_, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     const Kth l = Rank(bucket, scratch, 0, kLoTop, need, h.atLeast - h.above, n, lanes);
