@@ -8,6 +8,8 @@ wrapper in its sub-package:
 * ``amct_ops.hifloat4_cast``: ``hifloat4_fake_quant``, ``hifloat4_pack``, ``hifloat4_unpack``
   (HiFloat4 block fake-quant and its packed storage format).
 * ``amct_ops.svd_quant``: ``mxfp4_quantize``, ``mxfp4_dequantize``, ``svd_quant`` (+ ``decompose``, ``SVDQuantLinear``).
+* ``amct_ops.stem_indexer``: ``npu_stem_indexer``, ``npu_stem_indexer_metadata`` (block
+  scoring and dynamic Top-K key-block selection for block-sparse attention).
 
 Each operator runs on the CPU through the project's emulation of the AscendC API (the same
 kernel source the NPU build compiles) and, in a build made with CANN, on the NPU

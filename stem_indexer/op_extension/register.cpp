@@ -1,0 +1,144 @@
+// stem_indexer: schemas (spec §2.1), and the Meta and CPU implementations. On the CPU the score
+// matmuls are ATen's (shared host code) and the selection is the AscendC kernel through the
+// kernel sim. Neither op is differentiable.
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+
+#include "amct_sim_host.h"
+#include "stem_indexer_host.h"
+
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias, uint8_t* rows,
+                                         uint8_t* out, uint8_t* tiling);
+
+namespace {
+
+using amct::bytePtr;
+using amct::byteSize;
+using amct::stem::Attributes;
+
+amct_sim::GmRegion region(const at::Tensor& t, bool writable) {
+  return amct_sim::GmRegion{t.data_ptr(), byteSize(t), writable};
+}
+
+void simLaunch(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias, const at::Tensor& rows,
+               const at::Tensor& out, const at::Tensor& tiling) {
+  amct_sim::GmScope scope{region(dots, false), region(vbias, false), region(rows, false), region(out, true),
+                          region(tiling, false)};
+  amct_stem_indexer_launch(blockDim, nullptr, bytePtr(dots), bytePtr(vbias), bytePtr(rows), bytePtr(out),
+                           bytePtr(tiling));
+}
+
+Attributes attributes(bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha, int64_t initialBlocks,
+                      int64_t windowSize, double rateMedium, int64_t biasMedium, double rateLarge, int64_t biasLarge,
+                      int64_t precision) {
+  return Attributes{causal,     stemBlockSize, stemStride, alpha,    initialBlocks, windowSize,
+                    rateMedium, biasMedium,    rateLarge,  biasLarge, precision};
+}
+
+std::tuple<at::Tensor, at::Tensor> stemIndexerCpu(
+    const at::Tensor& qflat, const at::Tensor& kflat, const at::Tensor& vbias, const at::Tensor& qSeqLens,
+    const at::Tensor& kvSeqLens, const std::optional<at::Tensor>& numPromptTokens,
+    const std::optional<at::Tensor>& metadata, bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha,
+    int64_t initialBlocks, int64_t windowSize, double rateMedium, int64_t biasMedium, double rateLarge,
+    int64_t biasLarge, int64_t precision) {
+  amct::stem::Backend backend{amct::simPlatformFacts(), simLaunch, false};
+  return amct::stem::stemIndexer(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata,
+                                 attributes(causal, stemBlockSize, stemStride, alpha, initialBlocks, windowSize,
+                                            rateMedium, biasMedium, rateLarge, biasLarge, precision),
+                                 backend);
+}
+
+std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(
+    const at::Tensor& qflat, const at::Tensor& kflat, const at::Tensor& vbias, const at::Tensor& qSeqLens,
+    const at::Tensor& kvSeqLens, const std::optional<at::Tensor>& numPromptTokens,
+    const std::optional<at::Tensor>& metadata, bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha,
+    int64_t initialBlocks, int64_t windowSize, double rateMedium, int64_t biasMedium, double rateLarge,
+    int64_t biasLarge, int64_t precision) {
+  return amct::stem::stemIndexerMeta(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata,
+                                     attributes(causal, stemBlockSize, stemStride, alpha, initialBlocks, windowSize,
+                                                rateMedium, biasMedium, rateLarge, biasLarge, precision));
+}
+
+// Test hook: the C++ budget (§5) with the default rates and biases, for rows i = 0..Qb-1.
+at::Tensor budgetsForTest(int64_t P, int64_t Qb, int64_t Kb, double alpha) {
+  TORCH_CHECK(Qb >= 0, "_stem_indexer_budgets: Qb must be >= 0, got ", Qb);
+  at::Tensor out = at::empty({Qb}, at::TensorOptions().dtype(at::kLong));
+  int64_t* k = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < Qb; ++i) k[i] = amct::stem::topkBudget(P, i, Qb, Kb, alpha, 0.2, 30, 0.1, 30);
+  return out;
+}
+
+// Test hook: the selection kernel's tiling for (rows, candidates) on the current sim platform, as
+// [blockNum, maxLanes, ubBudget, ubUsed].
+std::vector<int64_t> tilingForTest(int64_t rows, int64_t candidates) {
+  TORCH_CHECK(rows > 0 && candidates > 0, "_stem_indexer_tiling: rows and candidates must be positive, got ", rows,
+              " and ", candidates);
+  amct_stem::StemTiling t = amct::stem::computeTiling(static_cast<uint64_t>(rows), static_cast<uint32_t>(candidates),
+                                                      1, amct::simPlatformFacts());
+  return {t.blockNum, t.maxLanes, t.ubBudget, t.ubUsed};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(amct, m) {
+  m.def("_stem_indexer_budgets(int P, int Qb, int Kb, float alpha) -> Tensor", &budgetsForTest);
+  m.def("_stem_indexer_tiling(int rows, int candidates) -> int[]", &tilingForTest);
+  m.def(
+      "npu_stem_indexer(Tensor qflat, Tensor kflat, Tensor vbias, Tensor q_seq_lens, Tensor kv_seq_lens, *, "
+      "Tensor? num_prompt_tokens=None, Tensor? metadata=None, bool causal=True, int stem_block_size=128, "
+      "int stem_stride=16, float alpha=1.0, int initial_blocks=4, int window_size=4, "
+      "float k_block_num_rate_medium=0.2, int k_block_num_bias_medium=30, float k_block_num_rate_large=0.1, "
+      "int k_block_num_bias_large=30, int topk_score_precision=1) -> (Tensor, Tensor)",
+      {at::Tag::pt2_compliant_tag});
+  m.def(
+      "npu_stem_indexer_metadata(Tensor q_seq_lens, Tensor kv_seq_lens, int q_heads, int kv_heads, *, "
+      "bool causal=True, int stem_block_size=128, int dim_qkflat=2048, int window_size=4) -> Tensor",
+      {at::Tag::pt2_compliant_tag});
+}
+
+TORCH_LIBRARY_IMPL(amct, Meta, m) {
+  m.impl("npu_stem_indexer", &stemIndexerMeta);
+  m.impl("npu_stem_indexer_metadata", &amct::stem::stemIndexerMetadataMeta);
+}
+
+TORCH_LIBRARY_IMPL(amct, CPU, m) {
+  m.impl("npu_stem_indexer", &stemIndexerCpu);
+  m.impl("npu_stem_indexer_metadata", &amct::stem::stemIndexerMetadata);
+}
+
+#if __NPU_ARCH__ != 3510
+#ifndef AMCT_NPU_ARCH_NAME
+#define AMCT_NPU_ARCH_NAME "dav-2201"
+#endif
+// A build for another SoC has no stem_indexer NPU library (its kernel is dav-3510 only); NPU
+// tensors get the §2.4 error instead of a missing-kernel one.
+namespace {
+
+[[noreturn]] void notThisSoc(const char* op) {
+  TORCH_CHECK(false, op, ": the NPU kernel is only available for ascend950, but this amct_ops wheel was built for ",
+              "ascend910b or ascend910_93 (", AMCT_NPU_ARCH_NAME, ")");
+}
+
+std::tuple<at::Tensor, at::Tensor> stemIndexerOtherSoc(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                       const at::Tensor&, const at::Tensor&,
+                                                       const std::optional<at::Tensor>&,
+                                                       const std::optional<at::Tensor>&, bool, int64_t, int64_t,
+                                                       double, int64_t, int64_t, double, int64_t, double, int64_t,
+                                                       int64_t) {
+  notThisSoc("npu_stem_indexer");
+}
+
+at::Tensor stemIndexerMetadataOtherSoc(const at::Tensor&, const at::Tensor&, int64_t, int64_t, bool, int64_t, int64_t,
+                                       int64_t) {
+  notThisSoc("npu_stem_indexer_metadata");
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(amct, PrivateUse1, m) {
+  m.impl("npu_stem_indexer", &stemIndexerOtherSoc);
+  m.impl("npu_stem_indexer_metadata", &stemIndexerMetadataOtherSoc);
+}
+#endif

@@ -1,0 +1,618 @@
+#include "stem_indexer_host.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+// The budget's fused step is normative (§5): this file is compiled with -ffp-contract=off
+// (stem_indexer/CMakeLists.txt) and calls std::fmaf explicitly.
+
+namespace amct {
+namespace stem {
+
+namespace {
+
+constexpr const char* kOp = "npu_stem_indexer";
+constexpr const char* kMetaOp = "npu_stem_indexer_metadata";
+constexpr int64_t kBlock = 128;
+constexpr int64_t kSink = amct_stem::kSink;
+constexpr int64_t kWin = amct_stem::kWindow;
+constexpr int64_t kDim = 2048;
+constexpr int64_t kMaxBatch = 65536;
+constexpr int64_t kTileRows = 256;  // G * TQ query rows per score matmul
+constexpr uint32_t kMasks = 5;      // the kernel's mask buffers
+constexpr uint64_t kMinRowsPerCore = 16;  // fewer would not pay for a core's set-up
+constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // K_fp32 converted once per item up to this size
+
+// Metadata layout (§6).
+constexpr int64_t kHeaderWords = 16;
+constexpr int64_t kSlots = 36;
+constexpr int64_t kVectorSlots = 72;
+constexpr int64_t kRecordWords = 16;
+constexpr int64_t kMTile = 64;
+constexpr int64_t kS2Tile = 256;
+constexpr int64_t kSectionBytes = int64_t(96) << 20;
+
+int64_t blocksOf(int64_t tokens) { return (tokens + kBlock - 1) / kBlock; }
+
+std::string shapeText(at::IntArrayRef shape) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << "]";
+  return s.str();
+}
+
+int64_t concrete(const c10::SymInt& v) { return v.guard_int(__FILE__, __LINE__); }
+
+std::vector<int64_t> concreteSizes(const at::Tensor& t) {
+  std::vector<int64_t> out;
+  for (const c10::SymInt& s : t.sym_sizes()) out.push_back(concrete(s));
+  return out;
+}
+
+void checkRank(const char* op, const char* name, const at::Tensor& t, int64_t rank, const char* layout) {
+  TORCH_CHECK(t.dim() == rank, op, ": ", name, " must have rank ", rank, " (", layout, "), but got rank ", t.dim(),
+              " with shape ", shapeText(concreteSizes(t)));
+}
+
+void checkChoice(const char* name, int64_t value, std::initializer_list<int64_t> allowed) {
+  for (int64_t a : allowed) {
+    if (a == value) return;
+  }
+  std::ostringstream s;
+  size_t i = 0;
+  for (int64_t a : allowed) s << (i++ ? (i == allowed.size() ? " or " : ", ") : "") << a;
+  TORCH_CHECK(false, kOp, ": ", name, " must be ", s.str(), ", but got ", value);
+}
+
+void checkFixed(const char* op, const char* name, int64_t value, int64_t want) {
+  TORCH_CHECK(value == want, op, ": ", name, " must be ", want, ", but got ", value);
+}
+
+void checkRate(const char* name, double value, float want) {
+  const float f = static_cast<float>(value);
+  TORCH_CHECK(!std::isnan(f) && std::fabs(f - want) <= 1e-6f, kOp, ": ", name, " must be ", want,
+              " (within 1e-6 as float32), but got ", value);
+}
+
+// S5: the attribute values of §2.3.
+void checkAttributes(const Attributes& a) {
+  checkFixed(kOp, "stem_block_size", a.stemBlockSize, 128);
+  checkFixed(kOp, "stem_stride", a.stemStride, 16);
+  const float alpha = static_cast<float>(a.alpha);
+  TORCH_CHECK(!std::isnan(alpha) && alpha > 0.0f && alpha <= 1.0f, kOp,
+              ": alpha must be in (0, 1] after rounding to float32, but got ", a.alpha, " (float32 ", alpha, ")");
+  checkFixed(kOp, "initial_blocks", a.initialBlocks, 4);
+  checkFixed(kOp, "window_size", a.windowSize, 4);
+  checkRate("k_block_num_rate_medium", a.rateMedium, 0.2f);
+  checkFixed(kOp, "k_block_num_bias_medium", a.biasMedium, 30);
+  checkRate("k_block_num_rate_large", a.rateLarge, 0.1f);
+  checkFixed(kOp, "k_block_num_bias_large", a.biasLarge, 30);
+  checkChoice("topk_score_precision", a.precision, {1, 2});
+}
+
+void checkLengthTensor(const char* name, const at::Tensor& t, int64_t batch) {
+  const int64_t n = concrete(t.sym_numel());
+  TORCH_CHECK(n == batch, kOp, ": ", name, " must have ", batch, " elements (B), but got ", n);
+}
+
+// S1-S8 (table order); works on Meta tensors.
+void checkInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb, const at::Tensor& ql,
+                 const at::Tensor& kvl, const std::optional<at::Tensor>& prompt,
+                 const std::optional<at::Tensor>& metadata, const Attributes& attrs) {
+  TORCH_CHECK(metadata.has_value(), kOp, ": metadata is required; create it with npu_stem_indexer_metadata");
+  const at::Tensor& md = *metadata;
+  checkRank(kOp, "qflat", q, 4, "[B, Nq, maxQb, 2048]");
+  checkRank(kOp, "kflat", k, 4, "[B, Nk, maxKb, 2048]");
+  checkRank(kOp, "vbias", vb, 3, "[B, Nk, maxKb]");
+  checkRank(kOp, "q_seq_lens", ql, 1, "[B]");
+  checkRank(kOp, "kv_seq_lens", kvl, 1, "[B]");
+  if (prompt) checkRank(kOp, "num_prompt_tokens", *prompt, 1, "[B]");
+  checkRank(kOp, "metadata", md, 1, "[M]");
+  checkDtype(kOp, "qflat", q.scalar_type(), {at::kBFloat16});
+  checkDtype(kOp, "kflat", k.scalar_type(), {at::kBFloat16});
+  checkDtype(kOp, "vbias", vb.scalar_type(), {at::kFloat});
+  checkDtype(kOp, "q_seq_lens", ql.scalar_type(), {at::kInt});
+  checkDtype(kOp, "kv_seq_lens", kvl.scalar_type(), {at::kInt});
+  if (prompt) checkDtype(kOp, "num_prompt_tokens", prompt->scalar_type(), {at::kInt});
+  checkDtype(kOp, "metadata", md.scalar_type(), {at::kInt});
+  const std::vector<int64_t> qs = concreteSizes(q);
+  const std::vector<int64_t> ks = concreteSizes(k);
+  for (int d = 0; d < 4; ++d) {
+    TORCH_CHECK(qs[d] > 0, kOp, ": qflat.size(", d, ") must be > 0, but got ", qs[d], " (shape ", shapeText(qs), ")");
+  }
+  TORCH_CHECK(ks[2] > 0, kOp, ": kflat.size(2) (maxKb) must be > 0, but got ", ks[2]);
+  checkAttributes(attrs);
+  const int64_t B = qs[0], Nq = qs[1], Nk = ks[1];
+  TORCH_CHECK(B <= kMaxBatch, kOp, ": batch size B = qflat.size(0) must be <= ", kMaxBatch, ", but got ", B);
+  checkChoice("qflat.size(1) (Nq, query heads)", Nq, {32, 64});
+  checkChoice("kflat.size(1) (Nk, kv heads)", Nk, {2, 4, 8});
+  TORCH_CHECK(Nq % Nk == 0, kOp, ": Nq must be a multiple of Nk, but got Nq = ", Nq, ", Nk = ", Nk);
+  TORCH_CHECK(qs[3] == kDim, kOp, ": qflat.size(3) must be 2048 (stem_stride * 128), but got ", qs[3]);
+  TORCH_CHECK(ks[3] == qs[3], kOp, ": kflat.size(3) must be ", qs[3], " (qflat.size(3)), but got ", ks[3]);
+  TORCH_CHECK(ks[0] == B, kOp, ": kflat.size(0) must be ", B, " (B), but got ", ks[0]);
+  const std::vector<int64_t> want{B, Nk, ks[2]};
+  const std::vector<int64_t> vs = concreteSizes(vb);
+  TORCH_CHECK(vs == want, kOp, ": vbias must have shape ", shapeText(want), " ([B, Nk, maxKb]), but got ",
+              shapeText(vs));
+  checkLengthTensor("q_seq_lens", ql, B);
+  checkLengthTensor("kv_seq_lens", kvl, B);
+  if (prompt) checkLengthTensor("num_prompt_tokens", *prompt, B);
+  const int64_t cap = metadataCapacity(B, Nk);
+  const int64_t m = concrete(md.sym_size(0));
+  TORCH_CHECK(m >= cap, kOp, ": metadata must have at least ", cap, " elements (capacity(B=", B, ", Nk=", Nk,
+              ")), but got ", m);
+}
+
+// S9.
+void checkDevices(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb, const at::Tensor& ql,
+                  const at::Tensor& kvl, const std::optional<at::Tensor>& prompt, const at::Tensor& md, bool npu) {
+  const at::Device dev = q.device();
+  auto same = [&](const char* name, const at::Tensor& t) {
+    TORCH_CHECK(t.device() == dev, kOp, ": ", name, " must be on ", dev, " (the device of qflat), but got ",
+                t.device());
+  };
+  auto lengths = [&](const char* name, const at::Tensor& t) {
+    TORCH_CHECK(t.device() == dev || (npu && t.device().is_cpu()), kOp, ": ", name, " must be on ", dev,
+                npu ? " or on the CPU" : "", ", but got ", t.device());
+  };
+  same("kflat", k);
+  same("vbias", vb);
+  same("metadata", md);
+  lengths("q_seq_lens", ql);
+  lengths("kv_seq_lens", kvl);
+  if (prompt) lengths("num_prompt_tokens", *prompt);
+}
+
+std::vector<int64_t> hostValues(const at::Tensor& t) {
+  at::Tensor c = t.to(at::kCPU).to(at::kLong).contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + c.numel());
+}
+
+// Blocks of row i that the causal (right-down aligned) or full mask makes visible (§4 step 2).
+int64_t visibleBlocks(int64_t i, int64_t Qb, int64_t Kb, bool causal) {
+  return causal ? std::max<int64_t>(Kb - Qb + i + 1, 0) : Kb;
+}
+
+// One Top-K row of the plan.
+struct TopRow {
+  int64_t i;
+  int64_t vis;
+  int64_t K;
+};
+
+// Top-K rows of one (b, n) item, scored together: consecutive rows i0..i1-1 of batch b.
+struct Tile {
+  int64_t b;
+  int64_t n;
+  size_t first;  // into the batch's TopRow list
+  size_t count;
+  int64_t width;       // candidates of the widest row (its vis - 8)
+  int64_t dotsOffset;  // elements into the dots buffer: [G * count, width] row-major
+};
+
+struct Plan {
+  std::vector<std::vector<TopRow>> rows;  // per batch
+  std::vector<Tile> tiles;
+  int64_t dotsElements = 0;
+  int64_t topRows = 0;
+  int64_t maxCandidates = 0;
+};
+
+// Prefix of the row table entry.
+void fillRowTable(const Plan& plan, int64_t G, int64_t Nk, int64_t Nq, int64_t maxQb, int64_t maxKb,
+                  at::Tensor& table) {
+  int64_t* w = table.data_ptr<int64_t>();
+  int64_t r = 0;
+  for (const Tile& t : plan.tiles) {
+    const std::vector<TopRow>& rows = plan.rows[t.b];
+    for (int64_t g = 0; g < G; ++g) {
+      const int64_t h = t.n * G + g;
+      for (size_t k = 0; k < t.count; ++k) {
+        const TopRow& row = rows[t.first + k];
+        int64_t* e = w + r * amct_stem::kRowFields;
+        std::fill(e, e + amct_stem::kRowFields, 0);
+        e[amct_stem::kDotsOffset] = t.dotsOffset + (g * static_cast<int64_t>(t.count) + static_cast<int64_t>(k)) * t.width;
+        e[amct_stem::kBiasOffset] = (t.b * Nk + t.n) * maxKb + kSink;
+        e[amct_stem::kOutOffset] = ((t.b * Nq + h) * maxQb + row.i) * maxKb;
+        e[amct_stem::kCandidates] = row.vis - kSink - kWin;
+        e[amct_stem::kTopK] = row.K;
+        ++r;
+      }
+    }
+  }
+}
+
+// The score matmul of one tile: dots[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T. k32,
+// when defined, holds K_fp32 of every item ([B, Nk, maxKb, 2048], converted once per item).
+void scoreTile(const Tile& t, const std::vector<TopRow>& rows, const at::Tensor& q, const at::Tensor& k,
+               const at::Tensor& k32, int64_t G, at::Tensor& dots) {
+  const int64_t i0 = rows[t.first].i;
+  const int64_t count = static_cast<int64_t>(t.count);
+  at::Tensor qt = q.select(0, t.b).narrow(0, t.n * G, G).narrow(1, i0, count).to(at::kFloat).reshape({G * count, kDim});
+  const at::Tensor& ksrc = k32.defined() ? k32 : k;
+  at::Tensor kt = ksrc.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width).to(at::kFloat);
+  at::Tensor out = dots.narrow(0, t.dotsOffset, G * count * t.width).view({G * count, t.width});
+  at::mm_out(out, qt, kt.t());
+}
+
+// K_fp32 of the candidate blocks of every item with Top-K rows, converted once per item (not once
+// per tile) when it fits kKeyCacheBytes; undefined otherwise (then each tile converts its slice).
+at::Tensor convertKeysOnce(const Plan& plan, const at::Tensor& k, int64_t Nk) {
+  const int64_t B = k.size(0), maxKb = k.size(2);
+  if (B * Nk * maxKb * kDim * 4 > kKeyCacheBytes) return at::Tensor();
+  std::vector<int64_t> width(B * Nk, 0);
+  for (const Tile& t : plan.tiles) width[t.b * Nk + t.n] = std::max(width[t.b * Nk + t.n], t.width);
+  at::Tensor k32 = at::empty({B, Nk, maxKb, kDim}, k.options().dtype(at::kFloat));
+  adviseHugePages(k32);
+  at::parallel_for(0, B * Nk, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      if (width[item] == 0) continue;
+      const int64_t b = item / Nk, n = item % Nk;
+      k32.select(0, b).select(0, n).narrow(0, kSink, width[item])
+          .copy_(k.select(0, b).select(0, n).narrow(0, kSink, width[item]));
+    }
+  });
+  return k32;
+}
+
+// Every element of both outputs: -1 / 0, then 0..vis-1 and L = vis on short-path rows, L = K + 8
+// on Top-K rows (whose prefix the kernel writes).
+void prefillCpu(at::Tensor& indices, at::Tensor& seqLen, const at::Tensor& shortLen) {
+  const int64_t rows = seqLen.numel();
+  const int64_t width = indices.size(3);
+  int32_t* idx = indices.data_ptr<int32_t>();
+  const int32_t* sl = shortLen.data_ptr<int32_t>();
+  const int64_t grain = std::max<int64_t>(64, (int64_t(1) << 18) / std::max<int64_t>(width, 1));  // ~1 MB per task
+  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int32_t* row = idx + r * width;
+      const int32_t vis = sl[r];
+      for (int32_t j = 0; j < vis; ++j) row[j] = j;
+      std::fill(row + vis, row + width, -1);
+    }
+  });
+}
+
+void prefillDevice(at::Tensor& indices, const at::Tensor& shortLen) {
+  const int64_t width = indices.size(3);
+  at::Tensor ramp = at::arange(width, indices.options());
+  at::Tensor lens = shortLen.to(indices.device()).unsqueeze(-1);
+  indices.copy_(at::where(ramp.lt(lens), ramp, at::full({}, -1, indices.options())));
+}
+
+}  // namespace
+
+int64_t metadataCapacity(int64_t batch, int64_t kvHeads) {
+  const int64_t words = kHeaderWords + batch * kvHeads * (kSlots + kVectorSlots) * kRecordWords;
+  return (words + 4095) / 4096 * 4096;
+}
+
+int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, double rateMedium, int64_t biasMedium,
+                   double rateLarge, int64_t biasLarge) {
+  int64_t kStart = P;
+  if (P >= 56) {
+    const bool medium = P < 160;
+    const float rate = static_cast<float>(medium ? rateMedium : rateLarge);
+    const float bias = static_cast<float>(medium ? biasMedium : biasLarge);
+    const float scaled = static_cast<float>(P) * rate;
+    const float sum = scaled + bias;
+    kStart = static_cast<int64_t>(std::trunc(sum));
+  }
+  const int64_t p = i + Kb - Qb;
+  const int64_t decay = P - kStart;
+  int64_t budget = kStart;
+  if (!(p < kStart || decay <= 1)) {
+    const float a = static_cast<float>(alpha);
+    const float ks = static_cast<float>(kStart);
+    const float kEnd = ks * a;
+    const float t = static_cast<float>(p - kStart) / static_cast<float>(decay - 1);
+    const float d = kEnd - ks;
+    const float v = std::fmaf(t, d, ks);
+    budget = v < 1.0f ? 1 : std::min<int64_t>(static_cast<int64_t>(std::floor(v)), kStart);
+  }
+  return std::min<int64_t>(budget, amct_stem::kMaxK);
+}
+
+uint64_t ubBytes(uint32_t maxLanes) {
+  const uint64_t w = maxLanes;
+  auto r32 = [](uint64_t v) { return roundUp(v, 32); };
+  uint64_t bytes = 2 * r32(4 * w);                                // dots and vbias queues
+  bytes += r32(4 * (amct_stem::kMaxK + kSink + kWin));             // output queue
+  bytes += 3 * r32(4 * w);                                        // hi, lo, ones
+  bytes += kMasks * r32(w / 8);                                   // compare masks
+  bytes += r32(w / 64 * 4) + r32((w / 64 / 64 + 1) * 4) + 32;     // sums, NaN constant
+  return bytes;
+}
+
+amct_stem::StemTiling computeTiling(uint64_t rowCount, uint32_t maxCandidates, int64_t precision,
+                                    const PlatformFacts& facts) {
+  // dav-2201 keeps [184 KB, 192 KB) for Select's scratch (modes 1/2, which the kernel uses).
+#if __NPU_ARCH__ == 3510
+  const uint64_t arch = 253952;
+#else
+  const uint64_t arch = 188416;
+#endif
+  const uint64_t ub = std::min<uint64_t>(facts.ubBytes, arch);
+  const uint32_t lanes = static_cast<uint32_t>(roundUp(maxCandidates, amct_stem::kLaneQuantum));
+  // WholeReduceSum takes at most 255 repeats of 64 lanes per call.
+  uint32_t maxLanes = 0;
+  for (uint32_t w = amct_stem::kLaneQuantum; w <= 255 * 64; w += amct_stem::kLaneQuantum) {
+    if (ubBytes(w) <= ub) maxLanes = w;
+  }
+  TORCH_CHECK(lanes <= maxLanes, kOp, ": a row with ", maxCandidates, " candidate blocks (vis - 8, from kv_seq_lens)",
+              " exceeds the selection kernel's capacity of ", maxLanes, " candidates with ", ub,
+              " bytes of UB; kv_seq_lens up to about ", (static_cast<uint64_t>(maxLanes) + 8) * 128,
+              " tokens are supported");
+  const uint64_t cores = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores, 65535));
+  const uint64_t perCore = std::max<uint64_t>(ceilDiv(rowCount, cores), kMinRowsPerCore);
+  const uint64_t blockNum = ceilDiv(rowCount, perCore);
+  amct_stem::StemTiling t{};
+  t.blockNum = static_cast<uint32_t>(blockNum);
+  t.precision = static_cast<uint32_t>(precision);
+  t.rowCount = rowCount;
+  t.rowsPerCore = perCore;
+  t.rowsLastCore = rowCount - (blockNum - 1) * perCore;
+  t.maxLanes = lanes;
+  t.ubBudget = static_cast<uint32_t>(ub);
+  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes));
+  return t;
+}
+
+std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(const at::Tensor& qflat, const at::Tensor& kflat,
+                                                   const at::Tensor& vbias, const at::Tensor& qSeqLens,
+                                                   const at::Tensor& kvSeqLens,
+                                                   const std::optional<at::Tensor>& numPromptTokens,
+                                                   const std::optional<at::Tensor>& metadata, const Attributes& attrs) {
+  checkInputs(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata, attrs);
+  at::TensorOptions opts = qflat.options().dtype(at::kInt);
+  c10::SymIntArrayRef qs = qflat.sym_sizes();
+  return {at::empty_symint({qs[0], qs[1], qs[2], kflat.sym_size(2)}, opts), at::empty_symint({qs[0], qs[1], qs[2]}, opts)};
+}
+
+std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at::Tensor& kflat,
+                                               const at::Tensor& vbias, const at::Tensor& qSeqLens,
+                                               const at::Tensor& kvSeqLens,
+                                               const std::optional<at::Tensor>& numPromptTokens,
+                                               const std::optional<at::Tensor>& metadata, const Attributes& attrs,
+                                               const Backend& backend) {
+  checkInputs(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata, attrs);
+  checkDevices(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, *metadata, backend.npu);
+  const int64_t B = qflat.size(0), Nq = qflat.size(1), maxQb = qflat.size(2);
+  const int64_t Nk = kflat.size(1), maxKb = kflat.size(2);
+  const int64_t G = Nq / Nk;
+  const at::Tensor& promptT = numPromptTokens ? *numPromptTokens : kvSeqLens;
+  const std::vector<int64_t> qLen = hostValues(qSeqLens);
+  const std::vector<int64_t> kvLen = hostValues(kvSeqLens);
+  const std::vector<int64_t> prompt = hostValues(promptT);
+  // S11: always on the CPU; on the NPU when the lengths are host tensors.
+  const bool checkLengths = !backend.npu || (qSeqLens.device().is_cpu() && kvSeqLens.device().is_cpu() &&
+                                             promptT.device().is_cpu());
+  if (checkLengths) {
+    for (int64_t b = 0; b < B; ++b) {
+      TORCH_CHECK(qLen[b] >= 0 && qLen[b] <= maxQb * kBlock, kOp, ": q_seq_lens[", b, "] must be in [0, ",
+                  maxQb * kBlock, "] (maxQb * 128), but got ", qLen[b]);
+      TORCH_CHECK(kvLen[b] >= 0 && kvLen[b] <= maxKb * kBlock, kOp, ": kv_seq_lens[", b, "] must be in [0, ",
+                  maxKb * kBlock, "] (maxKb * 128), but got ", kvLen[b]);
+      TORCH_CHECK(prompt[b] >= kvLen[b], kOp, ": num_prompt_tokens[", b, "] must be >= kv_seq_lens[", b, "] (",
+                  kvLen[b], "), but got ", prompt[b]);
+    }
+  }
+  at::TensorOptions opts = qflat.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
+  at::TensorOptions host = at::TensorOptions().dtype(at::kInt);
+  at::Tensor shortLen = at::zeros({B, Nq, maxQb}, host);
+  at::Tensor seqLenHost = at::zeros({B, Nq, maxQb}, host);
+  int32_t* sl = shortLen.data_ptr<int32_t>();
+  int32_t* ll = seqLenHost.data_ptr<int32_t>();
+  Plan plan;
+  plan.rows.resize(B);
+  const int64_t tq = std::max<int64_t>(1, kTileRows / G);
+  for (int64_t b = 0; b < B; ++b) {
+    // Out-of-contract device lengths are clamped so that everything stays in bounds.
+    const int64_t Qb = std::min(std::max<int64_t>(blocksOf(qLen[b]), 0), maxQb);
+    const int64_t Kb = std::min(std::max<int64_t>(blocksOf(kvLen[b]), 0), maxKb);
+    const int64_t P = std::max<int64_t>(blocksOf(prompt[b]), 0);
+    if (Qb == 0 || Kb == 0) continue;
+    std::vector<TopRow>& rows = plan.rows[b];
+    for (int64_t i = 0; i < Qb; ++i) {
+      const int64_t vis = visibleBlocks(i, Qb, Kb, attrs.causal);
+      if (vis == 0) continue;
+      const int64_t K = topkBudget(P, i, Qb, Kb, attrs.alpha, attrs.rateMedium, attrs.biasMedium, attrs.rateLarge,
+                                   attrs.biasLarge);
+      const bool shortPath = vis <= K + kSink + kWin;
+      for (int64_t h = 0; h < Nq; ++h) {
+        const int64_t r = (b * Nq + h) * maxQb + i;
+        ll[r] = static_cast<int32_t>(shortPath ? vis : K + kSink + kWin);
+        if (shortPath) sl[r] = static_cast<int32_t>(vis);
+      }
+      if (!shortPath) rows.push_back(TopRow{i, vis, K});
+    }
+    // Tiles: runs of consecutive Top-K rows, at most tq rows each, per kv head.
+    size_t start = 0;
+    while (start < rows.size()) {
+      size_t end = start + 1;
+      while (end < rows.size() && end - start < static_cast<size_t>(tq) && rows[end].i == rows[end - 1].i + 1) ++end;
+      int64_t width = 0;
+      for (size_t k = start; k < end; ++k) width = std::max(width, rows[k].vis - kSink - kWin);
+      for (int64_t n = 0; n < Nk; ++n) {
+        plan.tiles.push_back(Tile{b, n, start, end - start, width, plan.dotsElements});
+        plan.dotsElements += G * static_cast<int64_t>(end - start) * width;
+      }
+      plan.topRows += Nk * G * static_cast<int64_t>(end - start);
+      plan.maxCandidates = std::max(plan.maxCandidates, width);
+      start = end;
+    }
+  }
+  at::Tensor indices = at::empty({B, Nq, maxQb, maxKb}, opts);
+  at::Tensor seqLen;
+  if (qflat.device().is_cpu()) {
+    adviseHugePages(indices);
+    prefillCpu(indices, seqLenHost, shortLen);
+    seqLen = seqLenHost;
+  } else {
+    prefillDevice(indices, shortLen);
+    seqLen = seqLenHost.to(qflat.device());
+  }
+  if (plan.topRows == 0) return {indices, seqLen};
+  // The tiling first: a row beyond the kernel's capacity fails before any matmul.
+  amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
+                                               static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
+                                               backend.facts);
+  // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
+  const at::Tensor q = qflat.detach();
+  const at::Tensor k = kflat.detach();
+  at::Tensor dots = at::empty({plan.dotsElements}, qflat.options().dtype(at::kFloat));
+  if (qflat.device().is_cpu()) {
+    adviseHugePages(dots);  // written once by the matmuls: fewer page faults
+    const at::Tensor k32 = convertKeysOnce(plan, k, Nk);
+    // Inner matmuls run single-threaded (inside parallel_for); the tile split does not depend on threads.
+    at::parallel_for(0, static_cast<int64_t>(plan.tiles.size()), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) scoreTile(plan.tiles[t], plan.rows[plan.tiles[t].b], q, k, k32, G, dots);
+    });
+  } else {
+    for (const Tile& t : plan.tiles) scoreTile(t, plan.rows[t.b], q, k, at::Tensor(), G, dots);
+  }
+  at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)}, at::TensorOptions().dtype(at::kLong));
+  fillRowTable(plan, G, Nk, Nq, maxQb, maxKb, table);
+  at::Tensor rowsDev = qflat.device().is_cpu() ? table : table.to(qflat.device());
+  at::Tensor vb = vbias.contiguous();
+  backend.launch(tiling.blockNum, dots, vb, rowsDev, indices, tilingTensor(tiling));
+  return {indices, seqLen};
+}
+
+// ---- metadata (§6) ------------------------------------------------------------------------
+
+namespace {
+
+void checkMetadataInputs(const at::Tensor& ql, const at::Tensor& kvl, int64_t qHeads, int64_t kvHeads,
+                         int64_t stemBlockSize, int64_t dimQkflat, int64_t windowSize) {
+  checkRank(kMetaOp, "q_seq_lens", ql, 1, "[B]");
+  checkRank(kMetaOp, "kv_seq_lens", kvl, 1, "[B]");
+  checkDtype(kMetaOp, "q_seq_lens", ql.scalar_type(), {at::kInt});
+  checkDtype(kMetaOp, "kv_seq_lens", kvl.scalar_type(), {at::kInt});
+  const int64_t nq = concrete(ql.sym_size(0)), nkv = concrete(kvl.sym_size(0));
+  TORCH_CHECK(nq > 0, kMetaOp, ": q_seq_lens must not be empty, but got 0 elements");
+  TORCH_CHECK(nkv == nq, kMetaOp, ": kv_seq_lens must have ", nq, " elements (as q_seq_lens), but got ", nkv);
+  TORCH_CHECK(nq <= kMaxBatch, kMetaOp, ": q_seq_lens must have at most ", kMaxBatch, " elements (batch), but got ",
+              nq);
+  TORCH_CHECK(qHeads == 32 || qHeads == 64, kMetaOp, ": q_heads must be 32 or 64, but got ", qHeads);
+  TORCH_CHECK(kvHeads == 2 || kvHeads == 4 || kvHeads == 8, kMetaOp, ": kv_heads must be 2, 4 or 8, but got ",
+              kvHeads);
+  TORCH_CHECK(qHeads % kvHeads == 0, kMetaOp, ": q_heads must be a multiple of kv_heads, but got q_heads = ", qHeads,
+              ", kv_heads = ", kvHeads);
+  checkFixed(kMetaOp, "stem_block_size", stemBlockSize, 128);
+  checkFixed(kMetaOp, "dim_qkflat", dimQkflat, 2048);
+  checkFixed(kMetaOp, "window_size", windowSize, 4);
+}
+
+struct MetaTile {
+  int64_t bn2;
+  int64_t m;
+  int64_t cost;
+};
+
+// Tiles of one bn2 with their §6 costs.
+void appendTiles(int64_t bn2, int64_t G, int64_t Qb, int64_t Kb, bool causal, std::vector<MetaTile>& tiles) {
+  const int64_t rows = G * Qb;
+  const int64_t mt = (rows + kMTile - 1) / kMTile;
+  for (int64_t m = 0; m < mt; ++m) {
+    const int64_t r0 = m * kMTile, r1 = std::min(rows, r0 + kMTile);
+    int64_t visMax = 0;
+    for (int64_t r = r0; r < r1; ++r) visMax = std::max(visMax, visibleBlocks(r % Qb, Qb, Kb, causal));
+    const int64_t e = std::max<int64_t>(0, visMax - kWin);
+    const int64_t steps = std::max<int64_t>(1, (e + kS2Tile - 1) / kS2Tile);
+    const int64_t mRows = r1 - r0;
+    int64_t cost = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t len = s + 1 < steps ? kS2Tile : e - kS2Tile * (steps - 1);
+      cost += 6 * ((mRows + 15) / 16) + 10 * ((len + 63) / 64);
+    }
+    tiles.push_back(MetaTile{bn2, m, cost});
+  }
+}
+
+// Records of one section: tiles split over min(36, n) slots by cost.
+void writeSection(int32_t* words, int64_t section, const std::vector<MetaTile>& tiles,
+                  const std::vector<int64_t>& mtOf) {
+  const int64_t n = static_cast<int64_t>(tiles.size());
+  if (n == 0) return;
+  const int64_t ce = std::min<int64_t>(kSlots, n);
+  std::vector<int64_t> prefix(n + 1, 0);
+  for (int64_t x = 0; x < n; ++x) prefix[x + 1] = prefix[x] + tiles[x].cost;
+  const int64_t total = prefix[n];
+  std::vector<int64_t> a(ce + 1, 0);
+  a[ce] = n;
+  for (int64_t k = 1; k < ce; ++k) {
+    int64_t x = a[k - 1] + 1;
+    while (x < n - (ce - k) && ce * prefix[x] < k * total) ++x;
+    a[k] = std::min(x, n - (ce - k));
+  }
+  for (int64_t k = 0; k < ce; ++k) {
+    const MetaTile& first = tiles[a[k]];
+    const MetaTile& last = tiles[a[k + 1] - 1];
+    int32_t* rec = words + kHeaderWords + kRecordWords * (kSlots * section + k);
+    rec[0] = static_cast<int32_t>(first.bn2);
+    rec[1] = static_cast<int32_t>(first.m);
+    rec[2] = 0;
+    const bool nextM = last.m + 1 < mtOf[last.bn2];
+    rec[3] = static_cast<int32_t>(nextM ? last.bn2 : last.bn2 + 1);
+    rec[4] = static_cast<int32_t>(nextM ? last.m + 1 : 0);
+    rec[5] = 0;
+  }
+}
+
+}  // namespace
+
+at::Tensor stemIndexerMetadataMeta(const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens, int64_t qHeads,
+                                   int64_t kvHeads, bool causal, int64_t stemBlockSize, int64_t dimQkflat,
+                                   int64_t windowSize) {
+  checkMetadataInputs(qSeqLens, kvSeqLens, qHeads, kvHeads, stemBlockSize, dimQkflat, windowSize);
+  return at::empty({metadataCapacity(concrete(qSeqLens.sym_size(0)), kvHeads)}, qSeqLens.options());
+}
+
+at::Tensor stemIndexerMetadata(const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens, int64_t qHeads,
+                               int64_t kvHeads, bool causal, int64_t stemBlockSize, int64_t dimQkflat,
+                               int64_t windowSize) {
+  checkMetadataInputs(qSeqLens, kvSeqLens, qHeads, kvHeads, stemBlockSize, dimQkflat, windowSize);
+  const std::vector<int64_t> qLen = hostValues(qSeqLens);
+  const std::vector<int64_t> kvLen = hostValues(kvSeqLens);
+  const int64_t B = static_cast<int64_t>(qLen.size());
+  for (int64_t b = 0; b < B; ++b) {
+    TORCH_CHECK(qLen[b] >= 0, kMetaOp, ": q_seq_lens[", b, "] must be >= 0, but got ", qLen[b]);
+    TORCH_CHECK(kvLen[b] >= 0, kMetaOp, ": kv_seq_lens[", b, "] must be >= 0, but got ", kvLen[b]);
+  }
+  const int64_t G = qHeads / kvHeads;
+  at::Tensor out = at::zeros({metadataCapacity(B, kvHeads)}, at::TensorOptions().dtype(at::kInt));
+  int32_t* words = out.data_ptr<int32_t>();
+  std::vector<int64_t> mtOf(B * kvHeads, 0);
+  int64_t sections = 0;
+  int64_t sectionBytes = 0;
+  std::vector<MetaTile> current;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t Qb = blocksOf(qLen[b]), Kb = blocksOf(kvLen[b]);
+    if (Qb == 0 || Kb == 0) continue;
+    const int64_t bytes = (G * Qb + Kb) * 4096;
+    for (int64_t n = 0; n < kvHeads; ++n) {
+      const int64_t bn2 = b * kvHeads + n;
+      mtOf[bn2] = (G * Qb + kMTile - 1) / kMTile;
+      if (sectionBytes > 0 && sectionBytes + bytes > kSectionBytes) {
+        writeSection(words, sections++, current, mtOf);
+        current.clear();
+        sectionBytes = 0;
+      }
+      sectionBytes += bytes;
+      appendTiles(bn2, G, Qb, Kb, causal, current);
+    }
+  }
+  if (!current.empty() || sections == 0) writeSection(words, sections++, current, mtOf);
+  words[0] = static_cast<int32_t>(sections);
+  return out.to(qSeqLens.device());
+}
+
+}  // namespace stem
+}  // namespace amct

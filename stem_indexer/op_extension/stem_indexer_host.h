@@ -1,0 +1,86 @@
+// Device-agnostic host logic of the StemIndexer operators (shared/spec/stem_indexer.md), shared by
+// the CPU (kernel sim) and NPU paths: validation (§3), the Top-K budget (§5), metadata capacity and
+// generation (§6), output allocation, the per-tile score matmuls of the visible blocks (ATen, fp32
+// accumulate) and the row table of the selection kernel.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "amct_host.h"
+#include "stem_indexer_tiling.h"
+
+namespace amct {
+namespace stem {
+
+// Runs the selection kernel on blockDim cores: dots fp32, vbias fp32 [B, Nk, maxKb] contiguous,
+// rows int64 [R, kRowFields], out int32 sparse_indices (contiguous), tiling uint8 (CPU).
+using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias,
+                                    const at::Tensor& rows, const at::Tensor& out, const at::Tensor& tiling)>;
+
+// The attributes of npu_stem_indexer in IR order (§2.3).
+struct Attributes {
+  bool causal = true;
+  int64_t stemBlockSize = 128;
+  int64_t stemStride = 16;
+  double alpha = 1.0;
+  int64_t initialBlocks = 4;
+  int64_t windowSize = 4;
+  double rateMedium = 0.2;
+  int64_t biasMedium = 30;
+  double rateLarge = 0.1;
+  int64_t biasLarge = 30;
+  int64_t precision = 1;
+};
+
+// What a backend supplies: platform facts, the kernel launcher, and whether it is the NPU.
+struct Backend {
+  PlatformFacts facts;
+  Launcher launch;
+  bool npu = false;
+};
+
+std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at::Tensor& kflat,
+                                               const at::Tensor& vbias, const at::Tensor& qSeqLens,
+                                               const at::Tensor& kvSeqLens,
+                                               const std::optional<at::Tensor>& numPromptTokens,
+                                               const std::optional<at::Tensor>& metadata, const Attributes& attrs,
+                                               const Backend& backend);
+
+// Meta: checks S1-S8, outputs of the §2.2 shapes.
+std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(const at::Tensor& qflat, const at::Tensor& kflat,
+                                                   const at::Tensor& vbias, const at::Tensor& qSeqLens,
+                                                   const at::Tensor& kvSeqLens,
+                                                   const std::optional<at::Tensor>& numPromptTokens,
+                                                   const std::optional<at::Tensor>& metadata, const Attributes& attrs);
+
+// The metadata op: checks M1-M4; the generator of §6 on host lengths (CPU tensors), or only the
+// [capacity] shape for Meta.
+at::Tensor stemIndexerMetadata(const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens, int64_t qHeads,
+                               int64_t kvHeads, bool causal, int64_t stemBlockSize, int64_t dimQkflat,
+                               int64_t windowSize);
+at::Tensor stemIndexerMetadataMeta(const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens, int64_t qHeads,
+                                   int64_t kvHeads, bool causal, int64_t stemBlockSize, int64_t dimQkflat,
+                                   int64_t windowSize);
+
+// §6 capacity in int32 words.
+int64_t metadataCapacity(int64_t batch, int64_t kvHeads);
+
+// §5: K of row i (cap included); float attributes as given (rounded to f32 inside).
+int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, double rateMedium, int64_t biasMedium,
+                   double rateLarge, int64_t biasLarge);
+
+// UB bytes of the selection kernel's buffers for maxLanes candidates (mirrors its InitBuffer list).
+uint64_t ubBytes(uint32_t maxLanes);
+
+// The tiling for rowCount > 0 rows whose widest has maxCandidates candidates.
+amct_stem::StemTiling computeTiling(uint64_t rowCount, uint32_t maxCandidates, int64_t precision,
+                                    const PlatformFacts& facts);
+
+}  // namespace stem
+}  // namespace amct

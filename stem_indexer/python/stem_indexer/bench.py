@@ -1,0 +1,161 @@
+"""Benchmark of npu_stem_indexer: ``python -m amct_ops bench stem_indexer``.
+
+Case (spec §7.1 / the issue): B=1, Nq=32, Nk=4, q = kv = prompt tokens (8K, 32K, 128K by
+default), random inputs, causal (``--non-causal`` for the full mask), alpha 0.5. In the same run,
+with samples interleaved, it times:
+
+* ``op``        npu_stem_indexer (metadata made once, outside the timing);
+* ``matmul``    the bare fp32 score matmul of the visible blocks: per kv head and query tile of
+                256 query rows, ``torch.mm(Q, K[:vis_max]^T)`` on fp32 copies made before timing
+                (no bf16 conversion, no bias, no selection), the tiles spread over one thread per
+                torch thread with single-threaded mm: the floor any implementation pays;
+* ``reference`` reference.stem_indexer_reference, at the sizes of ``--reference-sizes`` (8K).
+
+Bars: at 128K tokens, op <= 1.5x matmul; at 8K, op >= 20x faster than the reference.
+This is a script, not a test: nothing here runs in the test suite.
+"""
+import concurrent.futures
+
+import torch
+
+from amct_ops import _benchutil as bu
+from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
+from amct_ops.stem_indexer import reference as ref
+
+DESCRIPTION = "StemIndexer wall time at 8K/32K/128K tokens (B=1, 32/4 heads) vs the bare score matmul and reference.py"
+
+DEFAULT_SIZES = "8K,32K,128K"
+QUICK_SIZES = "8K,32K"
+B, NQ, NK = 1, 32, 4
+MATMUL_BAR = (128 << 10, 1.5)     # tokens, max op / matmul
+REFERENCE_BAR = (8 << 10, 20.0)   # tokens, min reference / op
+
+
+def add_arguments(parser):
+    parser.add_argument("--sizes", nargs="+", default=None, type=bu.argparse_type(bu.parse_sizes),
+                        help=f"token counts, multiples of 128 (default {DEFAULT_SIZES}; {QUICK_SIZES} with --quick)")
+    parser.add_argument("--reference-sizes", nargs="+", default=None, type=bu.argparse_type(bu.parse_sizes),
+                        help="token counts at which reference.py is timed too (default 8K)")
+    parser.add_argument("--non-causal", action="store_true", help="the full mask instead of the causal one")
+    parser.add_argument("--alpha", type=float, default=0.5, help="the decay target alpha (default 0.5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+
+def _inputs(tokens, seed):
+    blocks = tokens // 128
+    g = torch.Generator().manual_seed(seed)
+    qflat = (torch.rand(B, NQ, blocks, 2048, generator=g) * 2 - 1).to(torch.bfloat16)
+    kflat = (torch.rand(B, NK, blocks, 2048, generator=g) * 2 - 1).to(torch.bfloat16)
+    vbias = torch.rand(B, NK, blocks, generator=g) * 2 - 1
+    lens = torch.tensor([tokens], dtype=torch.int32)
+    return qflat, kflat, vbias, lens
+
+
+def _bare_matmul(qflat, kflat, causal):
+    """Closure timing the fp32 matmuls of the visible blocks, tile by tile (256 query rows).
+
+    The tiles are spread over one Python thread per torch thread, each running single-threaded
+    torch.mm (which releases the GIL): on this kind of small GEMM that is much faster than
+    torch.mm's own threading, so the baseline is not handicapped.
+    """
+    G = NQ // NK
+    tq = max(1, 256 // G)
+    blocks = qflat.size(2)
+    q32 = qflat.float()
+    k32 = kflat.float()
+    tiles = [(n, i0, min(blocks, i0 + tq)) for n in range(NK) for i0 in range(0, blocks, tq)]
+    workers = max(1, torch.get_num_threads())
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+
+    def part(w):
+        for n, i0, i1 in tiles[w::workers]:
+            vis = i1 if causal else blocks
+            torch.mm(q32[0, n * G:(n + 1) * G, i0:i1].reshape(-1, 2048), k32[0, n, :vis].t())
+
+    def fn():
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            list(pool.map(part, range(workers)))
+        finally:
+            torch.set_num_threads(threads)
+    return fn
+
+
+def _flop(blocks, causal):
+    rows = NQ * blocks
+    vis = blocks * (blocks + 1) / 2 if causal else blocks * blocks
+    return 2.0 * 2048 * NQ * vis if rows else 0.0
+
+
+def run(args):
+    from amct_ops._cli import BenchUnavailable
+
+    sizes = sorted({n for g in args.sizes for n in g}) if args.sizes else bu.parse_sizes(
+        QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    ref_sizes = {n for g in args.reference_sizes for n in g} if args.reference_sizes else {REFERENCE_BAR[0]}
+    if any(n % 128 or n <= 0 for n in sizes):
+        raise BenchUnavailable(f"sizes must be positive multiples of 128 tokens, got {sizes}")
+    device, sync, stat = args.device, args.sync, getattr(args, "stat", "median")
+    causal = not args.non_causal
+    results = []
+    for tokens in sizes:
+        qflat, kflat, vbias, lens = _inputs(tokens, args.seed)
+        md = npu_stem_indexer_metadata(lens, lens, NQ, NK, causal=causal)
+        dq, dk, dv, dl, dmd = (t.to(device) for t in (qflat, kflat, vbias, lens, md))
+        fns = {
+            "op": lambda: npu_stem_indexer(dq, dk, dv, dl, dl, metadata=dmd, causal=causal, alpha=args.alpha),
+            "matmul": _bare_matmul(dq, dk, causal),
+        }
+        if tokens in ref_sizes:
+            fns["reference"] = lambda: ref.stem_indexer_reference(qflat, kflat, vbias, lens, lens, causal=causal,
+                                                                  alpha=args.alpha)
+        stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=0.0, sync=sync)
+        for name, st in stats.items():
+            results.append({"tokens": tokens, "kernel": name, "time_s": getattr(st, stat), "stat": stat,
+                            "gflop": _flop(tokens // 128, causal) / 1e9, **st.as_dict()})
+    return {"tables": _tables(results, sizes, stat, causal), "notes": _notes(results, args, causal),
+            "results": results}
+
+
+def _get(results, tokens, kernel):
+    for r in results:
+        if r["tokens"] == tokens and r["kernel"] == kernel:
+            return r
+    return None
+
+
+def _tables(results, sizes, stat, causal):
+    rows = []
+    for tokens in sizes:
+        op, mm, rf = (_get(results, tokens, k) for k in ("op", "matmul", "reference"))
+        rows.append([bu.format_size(tokens), tokens // 128, op["gflop"], op["time_s"] * 1e3, mm["time_s"] * 1e3,
+                     f"{op['time_s'] / mm['time_s']:.2f}x",
+                     rf["time_s"] * 1e3 if rf else "n/a", f"{rf['time_s'] / op['time_s']:.1f}x" if rf else "n/a"])
+    mask = "causal" if causal else "non-causal"
+    return [{"title": f"npu_stem_indexer, B=1, Nq=32, Nk=4, {mask} ({stat} ms per call)",
+             "columns": ["tokens", "blocks", "score GFLOP", "op ms", "bare matmul ms", "op / matmul", "reference ms",
+                         "reference / op"],
+             "rows": rows}]
+
+
+def _notes(results, args, causal):
+    notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
+             f"call(s), samples interleaved; {torch.get_num_threads()} torch threads; alpha {args.alpha}."]
+    load = bu.load_average()
+    if load is not None:
+        notes.append(f"load average at the end: {load} (the machine may be shared: ratios are only comparable "
+                     "within one run).")
+    tokens, bar = MATMUL_BAR
+    op, mm = _get(results, tokens, "op"), _get(results, tokens, "matmul")
+    if op and mm:
+        ratio = op["time_s"] / mm["time_s"]
+        notes.append(f"- bar: op <= {bar}x the bare matmul at {bu.format_size(tokens)} ({'causal' if causal else 'non-causal'}):"
+                     f" {ratio:.2f}x: {'met' if ratio <= bar else 'NOT met'}")
+    tokens, bar = REFERENCE_BAR
+    op, rf = _get(results, tokens, "op"), _get(results, tokens, "reference")
+    if op and rf:
+        ratio = rf["time_s"] / op["time_s"]
+        notes.append(f"- bar: op >= {bar:.0f}x faster than reference.py at {bu.format_size(tokens)}: {ratio:.1f}x: "
+                     f"{'met' if ratio >= bar else 'NOT met'}")
+    return notes

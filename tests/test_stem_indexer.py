@@ -1,0 +1,604 @@
+"""Tests of the compiled StemIndexer operators (spec stem_indexer.md Part C, §13).
+
+Oracles: the executable spec ``reference.py`` (loaded from the source tree), whose own tests
+check it against the spec's tables and an independent brute-force selection
+(tests/test_stem_indexer_reference.py), and the prefixes written in the spec
+(tests/stem_cases.py). Never values produced by the operator under test.
+
+    PYTHONPATH=staging python -m pytest tests/test_stem_indexer.py
+
+Skipped while ``amct_ops.stem_indexer`` is not built. On the CPU the selection runs as the
+AscendC kernel through the kernel sim, so every case here is also an emulated-kernel case.
+"""
+import contextlib
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+import types
+import unittest
+import warnings
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stem_cases as sc  # noqa: E402
+from amct_testing import load_source_module  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+ref = load_source_module("stem_indexer_reference_op", REPO / "stem_indexer" / "python" / "stem_indexer" / "reference.py")
+
+
+def _find_op_package():
+    try:
+        importlib.import_module("amct_ops")
+    except ImportError as exc:
+        return None, f"amct_ops is not importable ({exc})"
+    if importlib.util.find_spec("amct_ops.stem_indexer") is None:
+        return None, "amct_ops.stem_indexer is not built yet"
+    return importlib.import_module("amct_ops.stem_indexer"), ""
+
+
+pkg, _SKIP_REASON = _find_op_package()
+HAVE_OP = pkg is not None
+if HAVE_OP:
+    from amct_ops import _sim  # noqa: E402
+
+OP = "npu_stem_indexer"
+META_OP = "npu_stem_indexer_metadata"
+
+
+@contextlib.contextmanager
+def num_threads(n):
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def metadata_for(inputs, causal=True):
+    qflat, kflat, _, ql, kl, _ = inputs
+    return pkg.npu_stem_indexer_metadata(ql, kl, qflat.size(1), kflat.size(1), causal=causal)
+
+
+def run_op(case, inputs, metadata=None):
+    args, kw = sc.call_kwargs(case, inputs)
+    md = metadata if metadata is not None else metadata_for(inputs, case.causal)
+    return pkg.npu_stem_indexer(*args, metadata=md, **kw)
+
+
+def run_ref(case, inputs):
+    args, kw = sc.call_kwargs(case, inputs)
+    return ref.stem_indexer_reference(*args, **kw)
+
+
+def assert_same(test, got, want, what):
+    for name, g, w in zip(("sparse_indices", "sparse_seq_len"), got, want):
+        test.assertEqual(g.dtype, torch.int32, f"{what}: {name} dtype")
+        test.assertTrue(g.is_contiguous(), f"{what}: {name} contiguity")
+        test.assertEqual(tuple(g.shape), tuple(w.shape), f"{what}: {name} shape")
+        if not torch.equal(g, w):
+            bad = (g != w).nonzero()[0].tolist()
+            test.fail(f"{what}: {name} differs first at {bad}: got {g[tuple(bad[:-1])].tolist()[:80] if g.dim() == 4 else g[tuple(bad)]}"
+                      f", expected {w[tuple(bad[:-1])].tolist()[:80] if w.dim() == 4 else w[tuple(bad)]}")
+
+
+def base_inputs(B=2, Nq=32, Nk=2, q=(128, 256), kv=(512, 512)):
+    """§13.3 base: B=2, q [128, 256], kv [512, 512], maxQb 2, maxKb 4."""
+    return sc.build(list(q), list(kv), Nq=Nq, Nk=Nk, maxQb=2, maxKb=4)
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class AcceptanceTest(unittest.TestCase):
+    """A01-A33: the op equals the reference exactly (which equals the spec's prefixes)."""
+
+    def test_acceptance_cases(self):
+        for case in sc.acceptance_cases():
+            with self.subTest(case=case.name):
+                inputs = case.inputs()
+                assert_same(self, run_op(case, inputs), run_ref(case, inputs), case.name)
+
+    def test_a32_every_gqa_combination(self):
+        want = sc.rng(0, 3) + sc.rng(10, 63)
+        for Nq, Nk in ((32, 2), (32, 4), (32, 8), (64, 2), (64, 4), (64, 8)):
+            with self.subTest(Nq=Nq, Nk=Nk):
+                case = sc.Case("A32", None, None, causal=False)
+                inputs = sc.build([128], [8192], Nq=Nq, Nk=Nk, prompt=[25600], pattern="VA")
+                idx, lens = run_op(case, inputs)
+                self.assertTrue(bool((lens == len(want)).all()))
+                self.assertTrue(bool((idx[..., :len(want)] == torch.tensor(want, dtype=torch.int32)).all()))
+                self.assertTrue(bool((idx[..., len(want):] == -1).all()))
+
+    def test_a33_strided_inputs_match_contiguous(self):
+        for precision in (1, 2):
+            case = sc.Case("A33", None, None, causal=False, topk_score_precision=precision)
+            qflat, kflat, vbias, ql, kl, _ = sc._a21_inputs()
+            want = run_op(case, (qflat, kflat, vbias, ql, kl, None))
+            q_t = qflat.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)  # heads innermost: a transposed view
+            k_big = torch.zeros(1, 2, kflat.size(2) * 2, 2048, dtype=torch.bfloat16)
+            k_big[:, :, ::2] = kflat
+            k_s = k_big[:, :, ::2]                                          # a step slice
+            v_s = torch.stack([vbias, vbias], -1)[..., 0]
+            self.assertFalse(q_t.is_contiguous() or k_s.is_contiguous() or v_s.is_contiguous())
+            assert_same(self, run_op(case, (q_t, k_s, v_s, ql, kl, None)), want, f"A33 p{precision}")
+
+    def test_a34_output_does_not_depend_on_metadata_content(self):
+        cases = [(sc.Case("A21", None, None, causal=False), sc._a21_inputs()),
+                 (sc.random_cases()[0], sc.random_cases()[0].inputs())]
+        for case, inputs in cases:
+            want = run_op(case, inputs)
+            qflat, kflat = inputs[0], inputs[1]
+            zeros = torch.zeros(ref.metadata_capacity(qflat.size(0), kflat.size(1)), dtype=torch.int32)
+            other = pkg.npu_stem_indexer_metadata(torch.ones(qflat.size(0), dtype=torch.int32) * 5,
+                                                  torch.ones(qflat.size(0), dtype=torch.int32) * 77777, 64, 8,
+                                                  causal=not case.causal)
+            other = other[:zeros.numel()] if other.numel() >= zeros.numel() else other
+            for md in (zeros, other):
+                assert_same(self, run_op(case, inputs, md), want, f"A34 {case.name}")
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class RandomTest(unittest.TestCase):
+    """R1-R5 against the reference with the §8 tolerance, plus the §4 invariants."""
+
+    def test_random_cases(self):
+        for case in sc.random_cases():
+            with self.subTest(case=case.name):
+                inputs = case.inputs()
+                got = run_op(case, inputs)
+                want = run_ref(case, inputs)
+                qflat, kflat, vbias, ql, kl, pt = inputs
+                ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
+                                                 causal=case.causal,
+                                                 topk_score_precision=case.attrs.get("topk_score_precision", 1))
+                self.check_invariants(got)
+
+    def check_invariants(self, out):
+        idx, lens = out
+        self.assertLessEqual(int(lens.max()), 264)
+        flat = idx.reshape(-1, idx.size(-1))
+        for r in range(0, flat.size(0), max(1, flat.size(0) // 64)):
+            L = int(lens.reshape(-1)[r])
+            row = flat[r]
+            self.assertTrue(bool((row[L:] == -1).all()))
+            if L > 1:
+                self.assertTrue(bool((row[1:L] > row[:L - 1]).all()))
+
+    def test_long_decode_rows(self):
+        """Rows of > 1024 and > 4096 lanes (the vector count, two reduction levels)."""
+        for kv, pattern in ((600000, "VA"), (600000, "R"), (1000000, "R")):
+            with self.subTest(kv=kv, pattern=pattern):
+                case = sc.Case("long", None, None, causal=True, alpha=0.5)
+                inputs = sc.build([1], [kv], pattern=pattern, seed=kv)
+                got, want = run_op(case, inputs), run_ref(case, inputs)
+                if pattern == "VA":
+                    assert_same(self, got, want, f"decode kv={kv}")
+                else:
+                    qflat, kflat, vbias, ql, kl, _ = inputs
+                    ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, causal=True)
+
+    def test_special_scores_nan_inf(self):
+        """NaN lowest, -inf above it, +inf highest, ties to the smaller index (§4.1)."""
+        for precision in (1, 2):
+            qflat, kflat, vbias, ql, kl, _ = sc.build([128], [8192], pattern="Z")
+            g = torch.Generator().manual_seed(3)
+            v = torch.randint(-3, 4, (64,), generator=g).float()
+            v[5:12] = float("nan")
+            v[12:20] = -float("inf")
+            v[20:23] = float("inf")
+            v[30:40] = -1e30
+            vbias[0, 0] = v
+            vbias[0, 1] = v.flip(0)
+            case = sc.Case("special", None, None, causal=False, topk_score_precision=precision)
+            inputs = (qflat, kflat, vbias, ql, kl, None)
+            assert_same(self, run_op(case, inputs), run_ref(case, inputs), f"special p{precision}")
+
+    def test_many_nan_candidates_fill_with_nan_in_index_order(self):
+        qflat, kflat, vbias, ql, kl, _ = sc.build([128], [8192], pattern="Z")
+        vbias[...] = float("nan")
+        vbias[0, :, 30] = 1.0
+        case = sc.Case("nan", None, None, causal=False)
+        inputs = (qflat, kflat, vbias, ql, kl, None)
+        assert_same(self, run_op(case, inputs), run_ref(case, inputs), "all-NaN row")
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class IndependenceTest(unittest.TestCase):
+    """Identical results for repeated runs, thread counts, emulated core counts and UB sizes."""
+
+    def test_r1_twice_and_across_sim_platforms(self):
+        case = sc.random_cases()[0]
+        inputs = case.inputs()
+        want = run_op(case, inputs)
+        assert_same(self, run_op(case, inputs), want, "R1 twice")
+        for cores, ub in ((1, 0), (3, 0), (7, 0), (64, 0), (40, 64 * 1024), (5, 120 * 1024)):
+            with self.subTest(cores=cores, ub=ub), _sim.sim_platform(cores, ub):
+                assert_same(self, run_op(case, inputs), want, f"R1 cores={cores} ub={ub}")
+
+    def test_a25_one_and_two_threads(self):
+        case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
+        inputs = case.inputs()
+        with num_threads(1):
+            one = run_op(case, inputs)
+        with num_threads(2):
+            two = run_op(case, inputs)
+        assert_same(self, two, one, "A25 threads")
+
+    def test_rows_beyond_the_ub_capacity_fail_clearly(self):
+        case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
+        inputs = case.inputs()
+        with _sim.sim_platform(4, 4096):
+            with self.assertRaisesRegex(RuntimeError, "npu_stem_indexer: a row with 253 candidate blocks"):
+                run_op(case, inputs)
+
+    def test_tiling_hook(self):
+        blocks, lanes, budget, used = torch.ops.amct._stem_indexer_tiling(100, 1000)
+        self.assertEqual(lanes, 1024)
+        self.assertLessEqual(used, budget)
+        cores = _sim.get_platform()[0]
+        per_core = max(-(-100 // cores), 16)
+        self.assertEqual(blocks, -(-100 // per_core))
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class BudgetHookTest(unittest.TestCase):
+    """The C++ budget equals reference.topk_budget (§13.2)."""
+
+    def test_cpp_and_python_agree(self):
+        Ps = sorted(set(range(0, 301)) | set(range(301, 3001, 37)) | set(sc.DECAY_TABLE) |
+                    {55, 56, 159, 160, 254, 2259, 2260, 2344, 2560, 3000})
+        for alpha in (0.01, 0.3, 0.5, 0.75, 0.9, 1.0):
+            for P in Ps:
+                got = torch.ops.amct._stem_indexer_budgets(P, P, P, alpha).tolist()
+                want = [ref.topk_budget(P, i, P, P, alpha) for i in range(P)]
+                self.assertEqual(got, want, f"P={P} alpha={alpha}")
+
+    def test_fused_case(self):
+        self.assertEqual(torch.ops.amct._stem_indexer_budgets(254, 1, 236, 0.3).tolist(), [19])
+        self.assertEqual(torch.ops.amct._stem_indexer_budgets(2560, 1, 1, 1.0).tolist(), [256])
+
+
+def _e(inputs, **over):
+    """Call arguments of the §13.3 base with one fault."""
+    qflat, kflat, vbias, ql, kl, _ = inputs
+    args = dict(qflat=qflat, kflat=kflat, vbias=vbias, q_seq_lens=ql, kv_seq_lens=kl,
+                metadata=torch.zeros(ref.metadata_capacity(qflat.size(0), kflat.size(1)), dtype=torch.int32))
+    args.update(over)
+    return args
+
+
+def _call(args, device=None, **attrs):
+    if device == "meta":
+        args = {k: (v.to("meta") if isinstance(v, torch.Tensor) else v) for k, v in args.items()}
+    pos = [args.pop(k) for k in ("qflat", "kflat", "vbias", "q_seq_lens", "kv_seq_lens")]
+    return torch.ops.amct.npu_stem_indexer(*pos, **args, **attrs)
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class BadInputTest(unittest.TestCase):
+    """E01-E30 on CPU and Meta; F01-F11 for the metadata op."""
+
+    def expect(self, pattern, args, cpu=True, meta=True, **attrs):
+        for device in (["cpu"] if cpu else []) + (["meta"] if meta else []):
+            with self.subTest(pattern=pattern, device=device):
+                with self.assertRaisesRegex(RuntimeError, pattern):
+                    _call(dict(args), device, **attrs)
+
+    def test_base_passes(self):
+        idx, lens = _call(_e(base_inputs()))
+        self.assertEqual(tuple(idx.shape), (2, 32, 2, 4))
+        m_idx, m_lens = _call(_e(base_inputs()), "meta")
+        self.assertEqual((tuple(m_idx.shape), m_idx.dtype, tuple(m_lens.shape)), ((2, 32, 2, 4), torch.int32, (2, 32, 2)))
+
+    def test_e01_e08_metadata_and_ranks(self):
+        b = base_inputs()
+        q, k, v, ql, kl = b[:5]
+        self.expect("metadata is required; create it with npu_stem_indexer_metadata", _e(b, metadata=None))
+        self.expect(r"qflat must have rank 4 .*but got rank 3", _e(b, qflat=q[0]))
+        self.expect(r"kflat must have rank 4 .*but got rank 5", _e(b, kflat=k.unsqueeze(0)))
+        self.expect(r"vbias must have rank 3 .*but got rank 2", _e(b, vbias=v[0]))
+        self.expect(r"q_seq_lens must have rank 1 .*but got rank 2", _e(b, q_seq_lens=ql.view(2, 1)))
+        self.expect(r"kv_seq_lens must have rank 1 .*but got rank 0", _e(b, kv_seq_lens=kl[0]))
+        self.expect(r"num_prompt_tokens must have rank 1 .*but got rank 2", _e(b, num_prompt_tokens=kl.view(2, 1)))
+        md = torch.zeros(1, ref.metadata_capacity(2, 2), dtype=torch.int32)
+        self.expect(r"metadata must have rank 1 .*but got rank 2", _e(b, metadata=md))
+
+    def test_e09_e16_dtypes(self):
+        b = base_inputs()
+        q, k, v, ql, kl = b[:5]
+        self.expect("qflat dtype must be bfloat16, got float16", _e(b, qflat=q.half()))
+        self.expect("qflat dtype must be bfloat16, got float32", _e(b, qflat=q.float()))
+        self.expect("kflat dtype must be bfloat16, got float16", _e(b, kflat=k.half()))
+        self.expect("vbias dtype must be float32, got bfloat16", _e(b, vbias=v.bfloat16()))
+        self.expect("q_seq_lens dtype must be int32, got int64", _e(b, q_seq_lens=ql.long()))
+        self.expect("kv_seq_lens dtype must be int32, got int64", _e(b, kv_seq_lens=kl.long()))
+        self.expect("num_prompt_tokens dtype must be int32, got int64", _e(b, num_prompt_tokens=kl.long()))
+        self.expect("metadata dtype must be int32, got int64", _e(b, metadata=torch.zeros(4096, dtype=torch.long)))
+
+    def test_e17_empty_dims(self):
+        b = base_inputs()
+        self.expect(r"qflat.size\(2\) must be > 0, but got 0", _e(b, qflat=torch.zeros(2, 32, 0, 2048, dtype=torch.bfloat16)))
+        self.expect(r"kflat.size\(2\) \(maxKb\) must be > 0, but got 0",
+                    _e(b, kflat=torch.zeros(2, 2, 0, 2048, dtype=torch.bfloat16), vbias=torch.zeros(2, 2, 0)))
+
+    def test_e18_batch_limit_on_meta(self):
+        def meta_args(B, Nk):
+            return dict(qflat=torch.empty(B, 32, 1, 2048, dtype=torch.bfloat16, device="meta"),
+                        kflat=torch.empty(B, Nk, 1, 2048, dtype=torch.bfloat16, device="meta"),
+                        vbias=torch.empty(B, Nk, 1, device="meta"),
+                        q_seq_lens=torch.empty(B, dtype=torch.int32, device="meta"),
+                        kv_seq_lens=torch.empty(B, dtype=torch.int32, device="meta"),
+                        metadata=torch.empty(ref.metadata_capacity(min(B, 65536), Nk), dtype=torch.int32,
+                                             device="meta"))
+        with self.assertRaisesRegex(RuntimeError, "batch size B = qflat.size\\(0\\) must be <= 65536, but got 65537"):
+            _call(meta_args(65537, 4))
+        idx, _ = _call(meta_args(65536, 4))
+        self.assertEqual(idx.shape[0], 65536)
+        self.assertEqual(ref.metadata_capacity(65536, 4), 452988928)
+
+    def test_e19_e22_shapes(self):
+        self.expect(r"Nq, query heads\) must be 32 or 64, but got 16", _e(base_inputs(Nq=16, Nk=2)))
+        self.expect(r"Nq, query heads\) must be 32 or 64, but got 48", _e(base_inputs(Nq=48, Nk=2)))
+        self.expect(r"Nk, kv heads\) must be 2, 4 or 8, but got 3", _e(base_inputs(Nq=32, Nk=3)))
+        self.expect(r"Nk, kv heads\) must be 2, 4 or 8, but got 16", _e(base_inputs(Nq=32, Nk=16)))
+        b = base_inputs()
+        q, k, v, ql, kl = b[:5]
+        self.expect(r"qflat.size\(3\) must be 2048 \(stem_stride \* 128\), but got 1024",
+                    _e(b, qflat=q[..., :1024], kflat=k[..., :1024]))
+        self.expect(r"kflat.size\(3\) must be 2048 \(qflat.size\(3\)\), but got 1024", _e(b, kflat=k[..., :1024]))
+        self.expect(r"kflat.size\(0\) must be 2 \(B\), but got 3", _e(b, kflat=torch.cat([k, k[:1]])))
+        for shape in ((2, 2, 5), (2, 4, 4), (3, 2, 4)):
+            self.expect(rf"vbias must have shape \[2, 2, 4\] \(\[B, Nk, maxKb\]\), but got \[{', '.join(map(str, shape))}\]",
+                        _e(b, vbias=torch.zeros(shape)))
+        self.expect("q_seq_lens must have 2 elements \\(B\\), but got 3", _e(b, q_seq_lens=torch.zeros(3, dtype=torch.int32)))
+        self.expect("kv_seq_lens must have 2 elements \\(B\\), but got 1", _e(b, kv_seq_lens=kl[:1]))
+        self.expect("num_prompt_tokens must have 2 elements \\(B\\), but got 3",
+                    _e(b, num_prompt_tokens=torch.zeros(3, dtype=torch.int32)))
+
+    def test_e23_metadata_capacity(self):
+        b = base_inputs()
+        cap = ref.metadata_capacity(2, 2)
+        self.expect(f"metadata must have at least {cap} elements .*but got {cap - 1}",
+                    _e(b, metadata=torch.zeros(cap - 1, dtype=torch.int32)))
+        _call(_e(b, metadata=torch.zeros(cap, dtype=torch.int32)))
+
+    def test_e24_e27_attributes(self):
+        b = base_inputs()
+        self.expect("stem_block_size must be 128, but got 64", _e(b), stem_block_size=64)
+        self.expect("stem_stride must be 16, but got 8", _e(b), stem_stride=8)
+        for v in (3, 8):
+            self.expect(f"initial_blocks must be 4, but got {v}", _e(b), initial_blocks=v)
+            self.expect(f"window_size must be 4, but got {v}", _e(b), window_size=v)
+        for alpha in (0.0, -0.5, 1.01, float("nan"), float("inf"), 1e-50):
+            self.expect(r"alpha must be in \(0, 1\] after rounding to float32, but got", _e(b), alpha=alpha)
+        _call(_e(b), alpha=1e-45)
+        self.expect("k_block_num_rate_medium must be 0.2 .*but got 0.3", _e(b), k_block_num_rate_medium=0.3)
+        self.expect("k_block_num_rate_medium must be 0.2 .*but got 0.200002", _e(b), k_block_num_rate_medium=0.2 + 2e-6)
+        _call(_e(b), k_block_num_rate_medium=0.2 + 5e-7)
+        self.expect("k_block_num_bias_medium must be 30, but got 0", _e(b), k_block_num_bias_medium=0)
+        self.expect("k_block_num_rate_large must be 0.1 .*but got 0.5", _e(b), k_block_num_rate_large=0.5)
+        self.expect("k_block_num_bias_large must be 30, but got 0", _e(b), k_block_num_bias_large=0)
+        for p in (0, 3):
+            self.expect(f"topk_score_precision must be 1 or 2, but got {p}", _e(b), topk_score_precision=p)
+
+    def test_e28_e30_lengths_cpu_only(self):
+        b = base_inputs()
+        i32 = lambda v: torch.tensor(v, dtype=torch.int32)  # noqa: E731
+        self.expect(r"q_seq_lens\[0\] must be in \[0, 256\] \(maxQb \* 128\), but got -1", _e(b, q_seq_lens=i32([-1, 256])), meta=False)
+        self.expect(r"q_seq_lens\[1\] must be in \[0, 256\] \(maxQb \* 128\), but got 257", _e(b, q_seq_lens=i32([128, 257])), meta=False)
+        self.expect(r"kv_seq_lens\[0\] must be in \[0, 512\] \(maxKb \* 128\), but got -1", _e(b, kv_seq_lens=i32([-1, 512])), meta=False)
+        self.expect(r"kv_seq_lens\[1\] must be in \[0, 512\] \(maxKb \* 128\), but got 513", _e(b, kv_seq_lens=i32([512, 513])), meta=False)
+        b3 = sc.build([128, 128, 128], [512, 300, 200], maxQb=2, maxKb=4)
+        for at in range(3):
+            prompt = b3[4].clone()
+            prompt[at] -= 1
+            self.expect(rf"num_prompt_tokens\[{at}\] must be >= kv_seq_lens\[{at}\] \({int(b3[4][at])}\), but got {int(prompt[at])}",
+                        _e(b3, num_prompt_tokens=prompt), meta=False)
+
+    def test_f01_f11_metadata_op(self):
+        ql = kl = torch.tensor([128, 256], dtype=torch.int32)
+        m = torch.ops.amct.npu_stem_indexer_metadata
+        cases = [
+            ("q_seq_lens must have rank 1", (ql.view(2, 1), kl, 32, 2), {}),
+            ("kv_seq_lens dtype must be int32, got int64", (ql, kl.long(), 32, 2), {}),
+            ("q_seq_lens must not be empty, but got 0", (ql[:0], kl[:0], 32, 2), {}),
+            ("kv_seq_lens must have 2 elements \\(as q_seq_lens\\), but got 3", (ql, torch.zeros(3, dtype=torch.int32), 32, 2), {}),
+            ("q_seq_lens must have at most 65536 elements \\(batch\\), but got 65537",
+             (torch.zeros(65537, dtype=torch.int32), torch.zeros(65537, dtype=torch.int32), 32, 2), {}),
+            ("q_heads must be 32 or 64, but got 16", (ql, kl, 16, 2), {}),
+            ("q_heads must be 32 or 64, but got 48", (ql, kl, 48, 2), {}),
+            ("kv_heads must be 2, 4 or 8, but got 3", (ql, kl, 32, 3), {}),
+            ("kv_heads must be 2, 4 or 8, but got 16", (ql, kl, 32, 16), {}),
+            ("stem_block_size must be 128, but got 64", (ql, kl, 32, 2), {"stem_block_size": 64}),
+            ("dim_qkflat must be 2048, but got 128", (ql, kl, 32, 2), {"dim_qkflat": 128}),
+            ("dim_qkflat must be 2048, but got 1024", (ql, kl, 32, 2), {"dim_qkflat": 1024}),
+            ("window_size must be 4, but got 3", (ql, kl, 32, 2), {"window_size": 3}),
+        ]
+        for pattern, args, kw in cases:
+            for device in ("cpu", "meta"):
+                with self.subTest(pattern=pattern, device=device), self.assertRaisesRegex(RuntimeError, "npu_stem_indexer_metadata: " + pattern):
+                    m(*[a.to(device) if isinstance(a, torch.Tensor) else a for a in args], **kw)
+        with self.assertRaisesRegex(RuntimeError, r"npu_stem_indexer_metadata: kv_seq_lens\[1\] must be >= 0, but got -5"):
+            m(ql, torch.tensor([5, -5], dtype=torch.int32), 32, 2)
+
+
+def covered_tiles(words, B, Nk, G, q_lens, kv_lens):
+    """(set of (bn2, m) tiles covered, count of coverings) from the records, walking each
+    record's lexicographic range as §6's consumer does."""
+    def mt(bn2):
+        b = bn2 // Nk
+        Qb, Kb = sc.cb(q_lens[b]), sc.cb(kv_lens[b])
+        return 0 if Qb == 0 or Kb == 0 else -(-G * Qb // 64)
+    grid = [(bn2, m) for bn2 in range(B * Nk) for m in range(mt(bn2))]
+    seen = []
+    for s in range(words[0]):
+        for c in range(36):
+            rec = words[16 + 16 * (36 * s + c): 16 + 16 * (36 * s + c) + 16]
+            if not any(rec):
+                continue
+            start, end = (rec[0], rec[1]), (rec[3], rec[4])
+            assert rec[2] == 0 and rec[5] == 0 and not any(rec[6:])
+            seen += [t for t in grid if start <= t < end]
+    return grid, seen
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class MetadataTest(unittest.TestCase):
+    def test_capacity(self):
+        for (B, Nk), words in {(1, 2): 4096, (2, 2): 8192, (2, 4): 16384, (1, 8): 16384}.items():
+            lens = torch.full((B,), 128, dtype=torch.int32)
+            self.assertEqual(pkg.npu_stem_indexer_metadata(lens, lens, 32, Nk).numel(), words)
+        lens = torch.empty(65536, dtype=torch.int32, device="meta")
+        out = pkg.npu_stem_indexer_metadata(lens, lens, 32, 4)
+        self.assertEqual((out.numel(), out.dtype), (452988928, torch.int32))
+
+    def test_section_6_example(self):
+        lens = torch.tensor([1024], dtype=torch.int32)
+        words = pkg.npu_stem_indexer_metadata(lens, lens, 32, 2, causal=True).tolist()
+        want = [0] * 4096
+        want[0] = 1
+        for c, rec in enumerate(([0, 0, 0, 0, 1, 0], [0, 1, 0, 1, 0, 0], [1, 0, 0, 1, 1, 0], [1, 1, 0, 2, 0, 0])):
+            want[16 + 16 * c: 16 + 16 * c + 6] = rec
+        self.assertEqual(words, want)
+
+    def test_two_sections_at_128k(self):
+        lens = torch.tensor([131072], dtype=torch.int32)
+        words = pkg.npu_stem_indexer_metadata(lens, lens, 32, 4).tolist()
+        self.assertEqual(words[0], 2)
+        grid, seen = covered_tiles(words, 1, 4, 8, [131072], [131072])
+        self.assertEqual(sorted(seen), grid)
+        self.assertEqual((words[16 + 16 * 36], words[16 + 16 * 36 + 1]), (2, 0))  # section 1 starts at bn2 2
+
+    def test_coverage_invariants(self):
+        setups = [([1, 1024, 0], [8192, 512, 128], 32, 2, True)] + [
+            (q, kv, Nq, Nk, causal) for q, kv, Nq, Nk, causal in (
+                ([1000, 3000], [9000, 20000], 32, 4, True), ([1000, 3000], [9000, 20000], 32, 4, False),
+                ([1, 128, 700], [33408, 100, 12000], 64, 8, True), ([1], [300000], 64, 2, True),
+                ([8192, 0, 32, 8192], [32768, 32, 0, 192], 32, 2, True))]
+        for q, kv, Nq, Nk, causal in setups:
+            with self.subTest(q=q, kv=kv):
+                B = len(q)
+                words = pkg.npu_stem_indexer_metadata(torch.tensor(q, dtype=torch.int32),
+                                                      torch.tensor(kv, dtype=torch.int32), Nq, Nk,
+                                                      causal=causal).tolist()
+                self.assertTrue(1 <= words[0] <= B * Nk)
+                self.assertEqual(words[1:16], [0] * 15)
+                grid, seen = covered_tiles(words, B, Nk, Nq // Nk, q, kv)
+                self.assertEqual(sorted(seen), grid)  # every tile exactly once
+                used = 16 + 16 * 36 * words[0]
+                self.assertEqual(words[used:], [0] * (len(words) - used))
+
+    def test_all_empty_batches(self):
+        z = torch.zeros(3, dtype=torch.int32)
+        words = pkg.npu_stem_indexer_metadata(z, torch.tensor([0, 5, 0], dtype=torch.int32), 32, 2).tolist()
+        self.assertEqual(words[0], 1)
+        self.assertEqual(words[1:], [0] * (len(words) - 1))
+        out = pkg.npu_stem_indexer(*sc.build([0, 0, 0], [0, 5, 0], maxQb=2, maxKb=2)[:5],
+                                   metadata=torch.tensor(words, dtype=torch.int32))
+        self.assertTrue(bool((out[0] == -1).all()) and bool((out[1] == 0).all()))
+
+
+SCHEMA_MAIN = ("amct::npu_stem_indexer(Tensor qflat, Tensor kflat, Tensor vbias, Tensor q_seq_lens, Tensor kv_seq_lens, "
+               "*, Tensor? num_prompt_tokens=None, Tensor? metadata=None, bool causal=True, int stem_block_size=128, "
+               "int stem_stride=16, float alpha=1., int initial_blocks=4, int window_size=4, "
+               "float k_block_num_rate_medium=0.20000000000000001, int k_block_num_bias_medium=30, "
+               "float k_block_num_rate_large=0.10000000000000001, int k_block_num_bias_large=30, "
+               "int topk_score_precision=1) -> (Tensor, Tensor)")
+SCHEMA_META = ("amct::npu_stem_indexer_metadata(Tensor q_seq_lens, Tensor kv_seq_lens, int q_heads, int kv_heads, *, "
+               "bool causal=True, int stem_block_size=128, int dim_qkflat=2048, int window_size=4) -> Tensor")
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class RegistrationTest(unittest.TestCase):
+    def test_schemas(self):
+        main = torch.ops.amct.npu_stem_indexer.default._schema
+        meta = torch.ops.amct.npu_stem_indexer_metadata.default._schema
+        self.assertEqual(str(main), SCHEMA_MAIN)
+        self.assertEqual(str(meta), SCHEMA_META)
+        self.assertEqual([a.name for a in main.arguments if a.kwarg_only][0], "num_prompt_tokens")
+        self.assertEqual(abs(main.arguments[10].default_value - 1.0), 0)
+
+    def _inputs(self):
+        a21 = sc._a21_inputs()
+        r1 = sc.random_cases()[0].inputs()
+        return [(a21, False), (r1, True)]
+
+    def test_opcheck(self):
+        for inputs, causal in self._inputs():
+            qflat, kflat, vbias, ql, kl, pt = inputs
+            md = metadata_for(inputs, causal)
+            kwargs = dict(num_prompt_tokens=pt, metadata=md, causal=causal)
+            torch.library.opcheck(torch.ops.amct.npu_stem_indexer.default, (qflat, kflat, vbias, ql, kl), kwargs,
+                                  test_utils=("test_schema", "test_faketensor"))
+            torch.library.opcheck(torch.ops.amct.npu_stem_indexer_metadata.default, (ql, kl, qflat.size(1), kflat.size(1)),
+                                  dict(causal=causal), test_utils=("test_schema", "test_faketensor"))
+
+    def test_compile_fullgraph(self):
+        qflat, kflat, vbias, ql, kl, _ = sc._a21_inputs()
+
+        def fn(qflat, kflat, vbias, ql, kl):
+            md = torch.ops.amct.npu_stem_indexer_metadata(ql, kl, 32, 2, causal=False)
+            return torch.ops.amct.npu_stem_indexer(qflat, kflat, vbias, ql, kl, metadata=md, causal=False)
+
+        eager = fn(qflat, kflat, vbias, ql, kl)
+        compiled = torch.compile(fn, fullgraph=True, backend="inductor")(qflat, kflat, vbias, ql, kl)
+        assert_same(self, compiled, eager, "compile")
+
+    def test_not_differentiable(self):
+        qflat, kflat, vbias, ql, kl, _ = sc._a21_inputs()
+        q = qflat.float().requires_grad_().bfloat16()
+        idx, _ = pkg.npu_stem_indexer(q, kflat, vbias, ql, kl, metadata=metadata_for(sc._a21_inputs(), False),
+                                      causal=False)
+        self.assertFalse(idx.requires_grad)
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class PackagingTest(unittest.TestCase):
+    def test_exports(self):
+        self.assertEqual(pkg.reference.__name__, "amct_ops.stem_indexer.reference")
+        self.assertEqual(set(pkg.OPS), {OP, META_OP})
+        self.assertTrue(callable(pkg.npu_stem_indexer) and callable(pkg.npu_stem_indexer_metadata))
+
+    def test_torch_npu_absent(self):
+        self.assertNotIn("torch_npu", sys.modules)
+        self.assertEqual(pkg._integration.attach_to_torch_npu(), [])
+        self.assertFalse(pkg._integration.register_ge_converters())
+
+    def test_attach_to_a_module_object(self):
+        fake = types.ModuleType("torch_npu")
+        self.assertEqual(sorted(pkg._integration.attach(fake)), [OP, META_OP])
+        self.assertIs(fake.npu_stem_indexer, pkg.npu_stem_indexer)
+        fake2 = types.ModuleType("torch_npu")
+        foreign = lambda *a, **k: None  # noqa: E731
+        fake2.npu_stem_indexer = foreign
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.assertEqual(pkg._integration.attach(fake2), [META_OP])
+        self.assertIs(fake2.npu_stem_indexer, foreign)
+        self.assertEqual(len([w for w in caught if issubclass(w.category, UserWarning)]), 1)
+
+    def test_stub_torch_npu_in_a_subprocess(self):
+        code = textwrap.dedent("""
+            import sys, types, warnings
+            stub = types.ModuleType("torch_npu")
+            stub.npu_stem_indexer_metadata = lambda *a: "foreign"
+            sys.modules["torch_npu"] = stub
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                import amct_ops.stem_indexer as s
+            print(stub.npu_stem_indexer is s.npu_stem_indexer, stub.npu_stem_indexer_metadata() == "foreign",
+                  sum("npu_stem_indexer_metadata" in str(x.message) for x in w))
+        """)
+        env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        self.assertEqual(out.stdout.split()[-3:], ["True", "True", "1"])
+
+
+if __name__ == "__main__":
+    unittest.main()
