@@ -275,7 +275,8 @@ def stem_cells():
         "npu_stem_indexer": {
             "wrong dtype": (lambda: run(q=qflat.float()), raises("npu_stem_indexer", "qflat", "bfloat16", "float32")),
             "wrong rank": (lambda: run(v=vbias[0]), raises("npu_stem_indexer: vbias must have rank 3", "got rank 2")),
-            "wrong device": (lambda: run(v=vbias.to("meta")), raises("npu_stem_indexer", "device")),
+            "wrong device": (lambda: run(v=vbias.to("meta")),
+                             raises("npu_stem_indexer: vbias must be on cpu (the device of qflat), but got meta")),
             "shape mismatch": (lambda: run(k=kflat[..., :1024]),
                                raises("npu_stem_indexer: kflat.size(3) must be 2048", "got 1024")),
             "unsupported attribute": (lambda: run(topk_score_precision=3),
@@ -292,7 +293,8 @@ def stem_cells():
             "wrong rank": (lambda: npu_stem_indexer_metadata(ql[0], kl, Nq, Nk),
                            raises("npu_stem_indexer_metadata", "q_seq_lens", "rank")),
             "wrong device": (lambda: npu_stem_indexer_metadata(ql, kl.to("meta"), Nq, Nk),
-                             raises("npu_stem_indexer_metadata", "device")),
+                             raises("npu_stem_indexer_metadata: kv_seq_lens must be on cpu (the device of q_seq_lens), "
+                                    "but got meta")),
             "shape mismatch": (lambda: npu_stem_indexer_metadata(ql, torch.tensor([1, 2], dtype=torch.int32), Nq, Nk),
                                raises("npu_stem_indexer_metadata", "kv_seq_lens")),
             "unsupported attribute": (lambda: npu_stem_indexer_metadata(ql, kl, 48, Nk),

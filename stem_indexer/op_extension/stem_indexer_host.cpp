@@ -370,6 +370,8 @@ std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(const at::Tensor& qflat, cons
                                                    const std::optional<at::Tensor>& numPromptTokens,
                                                    const std::optional<at::Tensor>& metadata, const Attributes& attrs) {
   checkInputs(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata, attrs);
+  // S9 here too: a CPU tensor mixed with a meta one dispatches to this Meta kernel.
+  checkDevices(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, *metadata, qflat.device().is_privateuseone());
   at::TensorOptions opts = qflat.options().dtype(at::kInt);
   c10::SymIntArrayRef qs = qflat.sym_sizes();
   return {at::empty_symint({qs[0], qs[1], qs[2], kflat.sym_size(2)}, opts), at::empty_symint({qs[0], qs[1], qs[2]}, opts)};
@@ -498,6 +500,8 @@ void checkMetadataInputs(const at::Tensor& ql, const at::Tensor& kvl, int64_t qH
   const int64_t nq = concrete(ql.sym_size(0)), nkv = concrete(kvl.sym_size(0));
   TORCH_CHECK(nq > 0, kMetaOp, ": q_seq_lens must not be empty, but got 0 elements");
   TORCH_CHECK(nkv == nq, kMetaOp, ": kv_seq_lens must have ", nq, " elements (as q_seq_lens), but got ", nkv);
+  TORCH_CHECK(kvl.device() == ql.device(), kMetaOp, ": kv_seq_lens must be on ", ql.device(),
+              " (the device of q_seq_lens), but got ", kvl.device());
   TORCH_CHECK(nq <= kMaxBatch, kMetaOp, ": q_seq_lens must have at most ", kMaxBatch, " elements (batch), but got ",
               nq);
   TORCH_CHECK(qHeads == 32 || qHeads == 64, kMetaOp, ": q_heads must be 32 or 64, but got ", qHeads);
