@@ -187,20 +187,20 @@ inline D SaturateFloatToInt(float r) {  // r already integral (or NaN/Inf)
 constexpr int32_t kTwo23Bits = 0x4B000000;  // 2^23
 constexpr int32_t kSignBit = static_cast<int32_t>(0x80000000u);
 
-inline float IntegralOrInput(int32_t integralMagnitudeBits, int32_t inputBits, int32_t magnitudeBits) {
+AMCT_SIM_INLINE float IntegralOrInput(int32_t integralMagnitudeBits, int32_t inputBits, int32_t magnitudeBits) {
   const int32_t small = -static_cast<int32_t>(magnitudeBits < kTwo23Bits);  // all ones below 2^23
   const int32_t signedBits = integralMagnitudeBits | (inputBits & kSignBit);
   return BitCast<float>((signedBits & small) | (inputBits & ~small));
 }
 
-inline float TruncFloat(float x) {
+AMCT_SIM_INLINE float TruncFloat(float x) {
   const int32_t b = BitCast<int32_t>(x);
   const int32_t ab = b & 0x7FFFFFFF;
   const float clamped = BitCast<float>(ab < kTwo23Bits ? ab : kTwo23Bits);
   return IntegralOrInput(BitCast<int32_t>(static_cast<float>(static_cast<int32_t>(clamped))), b, ab);
 }
 
-inline float RintFloat(float x) {  // default FP environment: ties to even
+AMCT_SIM_INLINE float RintFloat(float x) {  // default FP environment: ties to even
   const int32_t b = BitCast<int32_t>(x);
   const int32_t ab = b & 0x7FFFFFFF;
   const float clamped = BitCast<float>(ab < kTwo23Bits ? ab : 0);
@@ -209,22 +209,22 @@ inline float RintFloat(float x) {  // default FP environment: ties to even
 
 // floor, ceil and round-half-away from TruncFloat, equal to std::floor/ceil/round bit for bit
 // (signed zeros, NaN, Inf included) but vectorisable: x - trunc(x) is exact below 2^23.
-inline float FloorFloat(float x) {
+AMCT_SIM_INLINE float FloorFloat(float x) {
   const float t = TruncFloat(x);
   return t > x ? t - 1.0f : t;
 }
 
-inline float CeilFloat(float x) {
+AMCT_SIM_INLINE float CeilFloat(float x) {
   const float t = TruncFloat(x);
   return t < x ? t + 1.0f : t;
 }
 
-inline float RoundAwayFloat(float x) {
+AMCT_SIM_INLINE float RoundAwayFloat(float x) {
   const float t = TruncFloat(x);
   return std::fabs(x - t) >= 0.5f ? t + std::copysign(1.0f, x) : t;
 }
 
-inline float RoundFloatIntegral(float x, Rnd r) {
+AMCT_SIM_INLINE float RoundFloatIntegral(float x, Rnd r) {
   switch (r) {
     case Rnd::kFloor: return FloorFloat(x);
     case Rnd::kCeil: return CeilFloat(x);

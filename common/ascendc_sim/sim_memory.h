@@ -12,7 +12,6 @@
 // Public APIs taking tensors by reference are always-inline wrappers that pass the tensor's
 // fields by value to the implementation: a kernel's LocalTensors never have their address
 // taken, stay in registers, and GetValue/SetValue compile to one compare plus one load/store.
-#define AMCT_SIM_INLINE __attribute__((always_inline)) inline
 
 namespace AscendC {
 template <typename T>

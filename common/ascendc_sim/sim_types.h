@@ -7,6 +7,10 @@
 #include <cstring>
 #include <type_traits>
 
+// Forced inlining for the sim's API wrappers and for the per-element conversions inside its hot
+// loops: a conversion left as a call keeps GCC from vectorising the loop around it.
+#define AMCT_SIM_INLINE __attribute__((always_inline)) inline
+
 // ---- qualifiers (empty in the sim; ascendc_subset.md §2.1) ------------------------------------
 #define __gm__
 #define __aicore__
@@ -170,12 +174,12 @@ inline Exact UnpackUnsigned(uint64_t value) {
 // Branch-free: every candidate result is computed and one is picked with integer selects, so that
 // GCC vectorises the Cast loops around them (checked bit-identical to the branchy forms over all
 // 2^32 floats and all 65536 halves). Masked magnitudes are < 2^31, so signed compares are exact.
-inline int32_t SelectBits(bool pickFirst, int32_t first, int32_t second) {
+AMCT_SIM_INLINE int32_t SelectBits(bool pickFirst, int32_t first, int32_t second) {
   const int32_t m = -static_cast<int32_t>(pickFirst);
   return (first & m) | (second & ~m);
 }
 
-inline uint16_t FloatToHalfRne(float value) {
+AMCT_SIM_INLINE uint16_t FloatToHalfRne(float value) {
   const int32_t bits = BitCast<int32_t>(value);
   const int32_t sign = (bits >> 16) & 0x8000;
   const int32_t x = bits & 0x7FFFFFFF;
@@ -192,7 +196,7 @@ inline uint16_t FloatToHalfRne(float value) {
   return static_cast<uint16_t>(out | sign);
 }
 
-inline float HalfToFloatBits(uint16_t h) {
+AMCT_SIM_INLINE float HalfToFloatBits(uint16_t h) {
   const int32_t sign = static_cast<int32_t>(h & 0x8000u) << 16;
   const int32_t rest = static_cast<int32_t>(h & 0x7FFFu) << 13;
   const int32_t e = rest & 0x0F800000;
@@ -202,14 +206,14 @@ inline float HalfToFloatBits(uint16_t h) {
   return BitCast<float>(SelectBits(e == 0, subnormal, other) | sign);
 }
 
-inline uint16_t FloatToBf16Rne(float value) {
+AMCT_SIM_INLINE uint16_t FloatToBf16Rne(float value) {
   const uint32_t x = BitCast<uint32_t>(value);
   const int32_t quietNan = static_cast<int32_t>((x >> 16) | 0x0040u);
   const int32_t rounded = static_cast<int32_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
   return static_cast<uint16_t>(SelectBits(static_cast<int32_t>(x & 0x7FFFFFFFu) > 0x7F800000, quietNan, rounded));
 }
 
-inline float Bf16ToFloatBits(uint16_t b) { return BitCast<float>(static_cast<uint32_t>(b) << 16); }
+AMCT_SIM_INLINE float Bf16ToFloatBits(uint16_t b) { return BitCast<float>(static_cast<uint32_t>(b) << 16); }
 
 template <class F>
 using OnlyFloat = std::enable_if_t<std::is_same<F, float>::value, int>;
