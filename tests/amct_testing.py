@@ -1,7 +1,9 @@
 """Test helpers shared by every operator's tests: golden-vector location, bitwise comparison
 in the specs' sense ("identical bits where the expected value is not NaN, NaN exactly where it
 is NaN; payloads are never compared") and a readable report of the first mismatches."""
+import contextlib
 import functools
+import importlib
 import importlib.util
 import json
 import os
@@ -85,3 +87,26 @@ def assert_compiled_ste_backward(case, fake_quant, fake_quant_ref, x):
     loss.backward()
     case.assertEqual(loss.item(), (fake_quant_ref(x.detach()) * 3.0).sum().item())
     case.assertTrue(bool((x.grad == 3.0).all()))
+
+
+@contextlib.contextmanager
+def num_threads(n):
+    """torch's intra-op thread count set to n inside the block, restored after."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def find_op_package(name):
+    """(the built ``amct_ops.<name>`` module or None, the reason). A missing package is a reason
+    to skip; a package that exists but fails to import raises here (an error, not a skip)."""
+    try:
+        importlib.import_module("amct_ops")
+    except ImportError as exc:
+        return None, f"amct_ops is not importable ({exc})"
+    if importlib.util.find_spec(f"amct_ops.{name}") is None:
+        return None, f"amct_ops.{name} is not built yet"
+    return importlib.import_module(f"amct_ops.{name}"), ""

@@ -36,26 +36,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hif4_oracle as ho  # noqa: E402
-from amct_testing import assert_compiled_ste_backward  # noqa: E402
+from amct_testing import assert_compiled_ste_backward, find_op_package, num_threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_SRC = REPO / "hifloat4_cast" / "python" / "hifloat4_cast" / "reference.py"
 
 
-def _find_op_package():
-    """(amct_ops module or None, reason). Skips only when the op package does not exist."""
-    try:
-        amct = importlib.import_module("amct_ops")
-    except ImportError as exc:
-        return None, f"amct_ops is not importable ({exc})"
-    if importlib.util.find_spec("amct_ops.hifloat4_cast") is None:
-        return None, "amct_ops.hifloat4_cast is not built yet"
-    importlib.import_module("amct_ops.hifloat4_cast")   # a broken package is an error here
-    return amct, ""
-
-
-amct_ops, _SKIP_REASON = _find_op_package()
-HAVE_OP = amct_ops is not None
+_OP_PACKAGE, _SKIP_REASON = find_op_package("hifloat4_cast")
+HAVE_OP = _OP_PACKAGE is not None
+amct_ops = importlib.import_module("amct_ops") if HAVE_OP else None
 
 if HAVE_OP:
     from amct_ops import _sim  # noqa: E402
@@ -132,16 +121,6 @@ def arrange(blocks, shape, qdim):
 def first_line(exc):
     lines = str(exc).splitlines()
     return lines[0].rstrip() if lines else ""
-
-
-@contextlib.contextmanager
-def num_threads(n):
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def e6m2_value(b):

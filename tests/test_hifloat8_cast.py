@@ -13,7 +13,6 @@ Run from the repository root, after ``bash ops_build.sh``::
 D14 (NPU) runs only where ``amct_ops.npu_available()``.
 """
 
-import contextlib
 import math
 import sys
 import time
@@ -25,7 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hif8_oracle as ho  # noqa: E402
-from amct_testing import assert_compiled_ste_backward  # noqa: E402
+from amct_testing import assert_compiled_ste_backward, num_threads  # noqa: E402
 
 import amct_ops  # noqa: E402
 from amct_ops import _sim  # noqa: E402
@@ -76,16 +75,6 @@ def mixed16(n, dtype, seed):
     bits = np.concatenate([every] + [rng.integers(0, 1 << 16, 1 << 16, dtype=np.uint16)
                                      for _ in range(reps - 1)])[:n]
     return patterns16(bits, dtype)
-
-
-@contextlib.contextmanager
-def num_threads(n):
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 class Base(ho.BitsMixin, unittest.TestCase):

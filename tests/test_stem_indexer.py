@@ -10,9 +10,6 @@ check it against the spec's tables and an independent brute-force selection
 Skipped while ``amct_ops.stem_indexer`` is not built. On the CPU the selection runs as the
 AscendC kernel through the kernel sim, so every case here is also an emulated-kernel case.
 """
-import contextlib
-import importlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -26,39 +23,19 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stem_cases as sc  # noqa: E402
-from amct_testing import load_source_module  # noqa: E402
+from amct_testing import find_op_package, load_source_module, num_threads  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ref = load_source_module("stem_indexer_reference_op", REPO / "stem_indexer" / "python" / "stem_indexer" / "reference.py")
 
 
-def _find_op_package():
-    try:
-        importlib.import_module("amct_ops")
-    except ImportError as exc:
-        return None, f"amct_ops is not importable ({exc})"
-    if importlib.util.find_spec("amct_ops.stem_indexer") is None:
-        return None, "amct_ops.stem_indexer is not built yet"
-    return importlib.import_module("amct_ops.stem_indexer"), ""
-
-
-pkg, _SKIP_REASON = _find_op_package()
+pkg, _SKIP_REASON = find_op_package("stem_indexer")
 HAVE_OP = pkg is not None
 if HAVE_OP:
     from amct_ops import _sim  # noqa: E402
 
 OP = "npu_stem_indexer"
 META_OP = "npu_stem_indexer_metadata"
-
-
-@contextlib.contextmanager
-def num_threads(n):
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def metadata_for(inputs, causal=True):

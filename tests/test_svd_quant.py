@@ -12,8 +12,6 @@ Run from the repository root, after ``bash ops_build.sh svd_quant``::
 
 The op tests are skipped while ``amct_ops.svd_quant`` is not built; the reference tests always run.
 """
-import importlib
-import importlib.util
 import math
 import sys
 import unittest
@@ -23,7 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mxfp4_oracle as oracle  # noqa: E402
-from amct_testing import assert_bits_equal, load_source_module  # noqa: E402
+from amct_testing import assert_bits_equal, find_op_package, load_source_module  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ref = load_source_module("svd_quant_reference_src", REPO / "svd_quant" / "python" / "svd_quant" / "reference.py")
@@ -32,17 +30,7 @@ BF16, F16, F32, U8 = torch.bfloat16, torch.float16, torch.float32, torch.uint8
 MODES = ("round", "rint", "floor")
 
 
-def _find_op_package():
-    try:
-        importlib.import_module("amct_ops")
-    except ImportError as exc:
-        return None, f"amct_ops is not importable ({exc})"
-    if importlib.util.find_spec("amct_ops.svd_quant") is None:
-        return None, "amct_ops.svd_quant is not built yet"
-    return importlib.import_module("amct_ops.svd_quant"), ""
-
-
-sq, _SKIP = _find_op_package()
+sq, _SKIP = find_op_package("svd_quant")
 requires_op = unittest.skipIf(sq is None, _SKIP)
 
 
