@@ -288,6 +288,23 @@ class TestStemIndexerProperties(unittest.TestCase):
         self.ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
                                               causal=causal, topk_score_precision=precision, alpha=alpha)
 
+    @given(heads=st.sampled_from([(32, 2), (32, 4), (32, 8), (64, 2), (64, 8)]),
+           lens=st.lists(st.tuples(st.integers(0, 40000), st.integers(0, 140000)), min_size=1, max_size=4),
+           causal=st.booleans())
+    def test_metadata_covers_every_tile_once(self, heads, lens, causal):
+        """The metadata op on random lengths: the reference's capacity, the header, and every
+        (head, m-tile) of the spec's grid covered exactly once by the records (section 6)."""
+        from test_stem_indexer import covered_tiles
+        nq, nk = heads
+        q, kv = [a for a, _ in lens], [b for _, b in lens]
+        words = self.op.npu_stem_indexer_metadata(torch.tensor(q, dtype=torch.int32),
+                                                  torch.tensor(kv, dtype=torch.int32), nq, nk, causal=causal)
+        self.assertEqual((words.dtype, words.numel()), (torch.int32, self.ref.metadata_capacity(len(q), nk)))
+        words = words.tolist()
+        self.assertTrue(1 <= words[0] <= len(q) * nk)
+        grid, seen = covered_tiles(words, len(q), nk, nq // nk, q, kv)
+        self.assertEqual(sorted(seen), grid)
+
 
 if __name__ == "__main__":
     unittest.main()
