@@ -286,7 +286,7 @@ class TestStemIndexerProperties(unittest.TestCase):
         # Random scores: lengths exact; Top-K sets may differ only at near-ties of the boundary
         # score (fp32 summation order), by the spec's section 8 rules.
         self.ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
-                                              causal=causal, topk_score_precision=precision, alpha=alpha)
+                                              causal=causal, topk_score_precision=precision)
 
     @given(heads=st.sampled_from([(32, 2), (32, 4), (32, 8), (64, 2), (64, 8)]),
            lens=st.lists(st.tuples(st.integers(0, 40000), st.integers(0, 140000)), min_size=1, max_size=4),
