@@ -161,6 +161,49 @@ class TestNoThirtyTwoBitWrap(unittest.TestCase):
                         self.assertGreater(tile, 0)
                         self.assertTrue(0 < last <= per_core or block_num == 1)
 
+    @unittest.skipUnless(_has("svd_quant"), "svd_quant not built")
+    def test_mxfp4_tiling_covers_every_block(self):
+        for dtype in range(3):
+            for n in self.HUGE:
+                blocks = n // 32
+                with self.subTest(dtype=dtype, blocks=blocks):
+                    t = torch.ops.amct._svd_quant_tiling(dtype, blocks)
+                    block_num, tile, total, per_core, last = t[0], t[3], t[4], t[5], t[6]
+                    self.assertEqual(total, blocks)
+                    self.assertEqual(per_core * (block_num - 1) + last, blocks)
+                    self.assertGreater(tile, 0)
+                    self.assertTrue(0 < last <= per_core or block_num == 1)
+
+    def test_meta_shapes_past_2e32_svd_stem(self):
+        checked = 0
+        if _has("svd_quant"):
+            w = torch.empty((1 << 20, 1 << 14), dtype=torch.bfloat16, device="meta")
+            codes, scales = torch.ops.amct.mxfp4_quantize(w, "round")
+            self.assertEqual(tuple(codes.shape), (1 << 20, 1 << 13))
+            self.assertEqual(tuple(scales.shape), (1 << 20, 1 << 8, 2))
+            self.assertEqual(torch.ops.amct.mxfp4_dequantize(codes, scales, None).shape, w.shape)
+            x = torch.empty((1 << 10, 1 << 13, 4096), dtype=torch.bfloat16, device="meta")  # 2^35 elements
+            wc = torch.empty((512, 2048), dtype=torch.uint8, device="meta")
+            ws = torch.empty((512, 64, 2), dtype=torch.uint8, device="meta")
+            down = torch.empty((4096, 32), dtype=torch.bfloat16, device="meta")
+            up = torch.empty((32, 512), dtype=torch.bfloat16, device="meta")
+            self.assertEqual(tuple(torch.ops.amct.svd_quant(x, wc, ws, down, up).shape), (1 << 10, 1 << 13, 512))
+            checked += 1
+        if _has("stem_indexer"):
+            # B * Nq * maxQb * maxKb = 16 * 64 * 1024 * 8192 = 2^33 output elements.
+            b, nq, nk, qb, kb = 16, 64, 8, 1024, 8192
+            q = torch.empty((b, nq, qb, 2048), dtype=torch.bfloat16, device="meta")
+            k = torch.empty((b, nk, kb, 2048), dtype=torch.bfloat16, device="meta")
+            v = torch.empty((b, nk, kb), dtype=torch.float32, device="meta")
+            lens = torch.empty((b,), dtype=torch.int32, device="meta")
+            md = torch.ops.amct.npu_stem_indexer_metadata(lens, lens, nq, nk)
+            idx, seq = torch.ops.amct.npu_stem_indexer(q, k, v, lens, lens, metadata=md)
+            self.assertEqual((tuple(idx.shape), tuple(seq.shape)), ((b, nq, qb, kb), (b, nq, qb)))
+            self.assertEqual(idx.numel(), 1 << 33)
+            checked += 1
+        if checked == 0:
+            self.skipTest("svd_quant and stem_indexer not built")
+
     def test_meta_shapes_past_2e32(self):
         checked = 0
         if _has("hifloat8_cast"):
