@@ -4,9 +4,12 @@ per arch once and its tests assert on those markers."""
 import os
 import subprocess
 import unittest
+from pathlib import Path
 
 ARCHES = (2201, 3510)
 TIMEOUT = 900
+SIM_DIR = Path(__file__).resolve().parents[1] / "common" / "ascendc_sim"
+CXX = os.environ.get("CXX", "g++")
 
 
 def clean_env(extra=None):
@@ -19,6 +22,33 @@ def clean_env(extra=None):
 def run_program(path, *args, env=None, timeout=TIMEOUT):
     return subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=timeout,
                           env=clean_env(env), check=False)
+
+
+def syntax_only(path, source, defines, warnings_as_errors=False, timeout=TIMEOUT):
+    """Writes `source` to `path` and checks it with g++ -fsyntax-only against the kernel sim:
+    (path, the CompletedProcess)."""
+    path.write_text(source)
+    cmd = [CXX, "-std=c++17", "-fsyntax-only", "-fmax-errors=0", "-I", str(SIM_DIR), *defines, str(path)]
+    if warnings_as_errors:
+        cmd[1:1] = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
+    return path, subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def errors_by_line(path, stderr):
+    """{line of `path`: diagnostic text} for every diagnostic that points into `path`."""
+    lines = stderr.splitlines()
+    found = {}
+    prefix = f"{path}:"
+    for i, text in enumerate(lines):
+        if not text.startswith(prefix):
+            continue
+        try:
+            line = int(text[len(prefix):].split(":", 1)[0])
+        except ValueError:
+            continue
+        # the message is on this line ("no matching function") or just after "required from here"
+        found[line] = found.get(line, "") + "\n".join(lines[i:i + 4]) + "\n"
+    return found
 
 
 def parse(stdout):

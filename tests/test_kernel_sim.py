@@ -24,13 +24,11 @@ from pathlib import Path
 from typing import ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sim_harness import ARCHES, ProgramTestBase, parse  # noqa: E402
+from sim_harness import ARCHES, CXX, SIM_DIR, ProgramTestBase, errors_by_line, parse, syntax_only  # noqa: E402
 from sim_harness import run_program as _run_program  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SIM_DIR = ROOT / "common" / "ascendc_sim"
 SRC_DIR = Path(__file__).resolve().parent / "sim"
-CXX = os.environ.get("CXX", "g++")
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-pthread"]
 WARN_FLAGS = ["-Wall", "-Wextra", "-Wno-unused-parameter"]
 TIMEOUT = 600
@@ -978,29 +976,7 @@ PRELUDE = '#include "kernel_operator.h"\nusing namespace AscendC;\n'
 
 
 def _syntax_only(name, source, defines, warnings_as_errors=False):
-    path = _work_dir() / f"{name}.cpp"
-    path.write_text(source)
-    cmd = [CXX, "-std=c++17", "-fsyntax-only", "-fmax-errors=0", "-I", str(SIM_DIR), *defines, str(path)]
-    if warnings_as_errors:
-        cmd[1:1] = [*WARN_FLAGS, "-Werror"]
-    return path, subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
-
-
-def _errors_by_line(path, stderr):
-    """{line of `path`: diagnostic text} for every diagnostic that points into `path`."""
-    lines = stderr.splitlines()
-    found = {}
-    prefix = f"{path}:"
-    for i, text in enumerate(lines):
-        if not text.startswith(prefix):
-            continue
-        try:
-            line = int(text[len(prefix) :].split(":", 1)[0])
-        except ValueError:
-            continue
-        # the message is on this line ("no matching function") or just after "required from here"
-        found[line] = found.get(line, "") + "\n".join(lines[i : i + 4]) + "\n"
-    return found
+    return syntax_only(_work_dir() / f"{name}.cpp", source, defines, warnings_as_errors, TIMEOUT)
 
 
 class SimCompileTimeGuardsTest(unittest.TestCase):
@@ -1063,7 +1039,7 @@ class SimCompileTimeGuardsTest(unittest.TestCase):
     def test_no_error_outside_the_snippets(self):
         for arch in ARCHES:
             path, proc = self.results[("bad", arch)]
-            errors = _errors_by_line(path, proc.stderr)
+            errors = errors_by_line(path, proc.stderr)
             stray = sorted(set(errors) - set(self.bad_lines.values()))
             self.assertEqual(stray, [], proc.stderr[-4000:])
 
@@ -1076,7 +1052,7 @@ def _make_negative_test(name):
             with self.subTest(arch=arch):
                 path, proc = self.results[("bad", arch)]
                 self.assertNotEqual(proc.returncode, 0)
-                errors = _errors_by_line(path, proc.stderr)
+                errors = errors_by_line(path, proc.stderr)
                 if arch in failing:
                     self.assertIn(line, errors, f"{name} compiled on {arch} but must not")
                     self.assertIn(msg, errors[line], errors[line])
