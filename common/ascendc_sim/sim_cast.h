@@ -188,9 +188,8 @@ constexpr int32_t kTwo23Bits = 0x4B000000;  // 2^23
 constexpr int32_t kSignBit = static_cast<int32_t>(0x80000000u);
 
 AMCT_SIM_INLINE float IntegralOrInput(int32_t integralMagnitudeBits, int32_t inputBits, int32_t magnitudeBits) {
-  const int32_t small = -static_cast<int32_t>(magnitudeBits < kTwo23Bits);  // all ones below 2^23
   const int32_t signedBits = integralMagnitudeBits | (inputBits & kSignBit);
-  return BitCast<float>((signedBits & small) | (inputBits & ~small));
+  return BitCast<float>(SelectBits(magnitudeBits < kTwo23Bits, signedBits, inputBits));
 }
 
 AMCT_SIM_INLINE float TruncFloat(float x) {
