@@ -100,7 +100,28 @@ void checkLengthTensor(const char* name, const at::Tensor& t, int64_t batch) {
   TORCH_CHECK(n == batch, kOp, ": ", name, " must have ", batch, " elements (B), but got ", n);
 }
 
-// S1-S8 (table order); works on Meta tensors.
+// S9: everything on qflat's device; on the NPU the length tensors may also be CPU tensors.
+void checkDevices(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb, const at::Tensor& ql,
+                  const at::Tensor& kvl, const std::optional<at::Tensor>& prompt, const at::Tensor& md) {
+  const at::Device dev = q.device();
+  const bool npu = dev.is_privateuseone();
+  auto same = [&](const char* name, const at::Tensor& t) {
+    TORCH_CHECK(t.device() == dev, kOp, ": ", name, " must be on ", dev, " (the device of qflat), but got ",
+                t.device());
+  };
+  auto lengths = [&](const char* name, const at::Tensor& t) {
+    TORCH_CHECK(t.device() == dev || (npu && t.device().is_cpu()), kOp, ": ", name, " must be on ", dev,
+                npu ? " or on the CPU" : "", ", but got ", t.device());
+  };
+  same("kflat", k);
+  same("vbias", vb);
+  same("metadata", md);
+  lengths("q_seq_lens", ql);
+  lengths("kv_seq_lens", kvl);
+  if (prompt) lengths("num_prompt_tokens", *prompt);
+}
+
+// S1-S9 (table order); works on Meta tensors (a CPU tensor mixed with a meta one dispatches to Meta).
 void checkInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb, const at::Tensor& ql,
                  const at::Tensor& kvl, const std::optional<at::Tensor>& prompt,
                  const std::optional<at::Tensor>& metadata, const Attributes& attrs) {
@@ -146,27 +167,9 @@ void checkInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb,
   const int64_t m = concrete(md.sym_size(0));
   TORCH_CHECK(m >= cap, kOp, ": metadata must have at least ", cap, " elements (capacity(B=", B, ", Nk=", Nk,
               ")), but got ", m);
+  checkDevices(q, k, vb, ql, kvl, prompt, md);
 }
 
-// S9.
-void checkDevices(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb, const at::Tensor& ql,
-                  const at::Tensor& kvl, const std::optional<at::Tensor>& prompt, const at::Tensor& md, bool npu) {
-  const at::Device dev = q.device();
-  auto same = [&](const char* name, const at::Tensor& t) {
-    TORCH_CHECK(t.device() == dev, kOp, ": ", name, " must be on ", dev, " (the device of qflat), but got ",
-                t.device());
-  };
-  auto lengths = [&](const char* name, const at::Tensor& t) {
-    TORCH_CHECK(t.device() == dev || (npu && t.device().is_cpu()), kOp, ": ", name, " must be on ", dev,
-                npu ? " or on the CPU" : "", ", but got ", t.device());
-  };
-  same("kflat", k);
-  same("vbias", vb);
-  same("metadata", md);
-  lengths("q_seq_lens", ql);
-  lengths("kv_seq_lens", kvl);
-  if (prompt) lengths("num_prompt_tokens", *prompt);
-}
 
 std::vector<int64_t> hostValues(const at::Tensor& t) {
   at::Tensor c = t.to(at::kCPU).to(at::kLong).contiguous();
@@ -370,8 +373,6 @@ std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(const at::Tensor& qflat, cons
                                                    const std::optional<at::Tensor>& numPromptTokens,
                                                    const std::optional<at::Tensor>& metadata, const Attributes& attrs) {
   checkInputs(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata, attrs);
-  // S9 here too: a CPU tensor mixed with a meta one dispatches to this Meta kernel.
-  checkDevices(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, *metadata, qflat.device().is_privateuseone());
   at::TensorOptions opts = qflat.options().dtype(at::kInt);
   c10::SymIntArrayRef qs = qflat.sym_sizes();
   return {at::empty_symint({qs[0], qs[1], qs[2], kflat.sym_size(2)}, opts), at::empty_symint({qs[0], qs[1], qs[2]}, opts)};
@@ -384,7 +385,6 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
                                                const std::optional<at::Tensor>& metadata, const Attributes& attrs,
                                                const Backend& backend) {
   checkInputs(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata, attrs);
-  checkDevices(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, *metadata, backend.npu);
   const int64_t B = qflat.size(0), Nq = qflat.size(1), maxQb = qflat.size(2);
   const int64_t Nk = kflat.size(1), maxKb = kflat.size(2);
   const int64_t G = Nq / Nk;
