@@ -83,8 +83,15 @@ def _cases():
     return cases
 
 
-def _run_threads(fn, expected):
-    """Run fn CALLS_PER_THREAD times in each of THREADS threads at once; mismatch messages."""
+def _differs(got, expected):
+    """True unless the output tuples match in shape, dtype and bits."""
+    return any(g.shape != e.shape or g.dtype != e.dtype or bool(bitwise_mismatches(g, e).any())
+               for g, e in zip(got, expected))
+
+
+def _in_threads(work):
+    """Calls work(tid, call) CALLS_PER_THREAD times in each of THREADS threads started together;
+    the messages of the calls that returned one or raised."""
     errors = []
     barrier = threading.Barrier(THREADS)
 
@@ -92,10 +99,9 @@ def _run_threads(fn, expected):
         try:
             barrier.wait()
             for call in range(CALLS_PER_THREAD):
-                got = fn()
-                for k, (g, e) in enumerate(zip(got, expected)):
-                    if g.shape != e.shape or g.dtype != e.dtype or bool(bitwise_mismatches(g, e).any()):
-                        errors.append(f"thread {tid} call {call} output {k} differs from the serial result")
+                message = work(tid, call)
+                if message:
+                    errors.append(f"thread {tid} call {call}: {message}")
         except Exception as exc:  # noqa: BLE001 - reported to the main thread
             errors.append(f"thread {tid}: {type(exc).__name__}: {exc}")
 
@@ -115,30 +121,18 @@ class TestThreadsEqualSerial(unittest.TestCase):
         for name, (_, fn) in cases.items():
             with self.subTest(op=name):
                 expected = fn()
-                self.assertEqual(_run_threads(fn, expected), [])
+                self.assertEqual(_in_threads(lambda tid, call: _differs(fn(), expected) and "differs from serial"), [])
 
     def test_mixed_ops_at_once(self):
         """Different ops interleaved in the 4 threads (shared sim state, different kernels)."""
         cases = list(_cases().values())
         expected = [fn() for _, fn in cases]
-        errors = []
 
-        def worker(tid):
-            try:
-                for call in range(CALLS_PER_THREAD):
-                    i = (tid + call) % len(cases)
-                    got = cases[i][1]()
-                    if any(bool(bitwise_mismatches(g, e).any()) for g, e in zip(got, expected[i])):
-                        errors.append(f"thread {tid} call {call} case {i}")
-            except Exception as exc:  # noqa: BLE001
-                errors.append(f"thread {tid}: {exc}")
+        def work(tid, call):
+            i = (tid + call) % len(cases)
+            return _differs(cases[i][1](), expected[i]) and f"case {i} differs from serial"
 
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
+        self.assertEqual(_in_threads(work), [])
 
 
 @unittest.skipIf(amct_ops is None, "amct_ops is not built")
@@ -157,8 +151,7 @@ class TestColdStart(unittest.TestCase):
             "        results[(tid, name)] = fn()\n"
             "threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]\n"
             "[t.start() for t in threads]; [t.join() for t in threads]\n"
-            "bad = [k for k in results if any(bool(tc.bitwise_mismatches(g, e).any())\n"
-            "       for g, e in zip(results[k], cases[k[1]][1]()))]\n"
+            "bad = [k for k in results if tc._differs(results[k], cases[k[1]][1]())]\n"
             "print('BAD', bad) if bad else print('OK', len(results))\n"
         )
         env = dict(os.environ)

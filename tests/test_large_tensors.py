@@ -134,18 +134,25 @@ class TestNoThirtyTwoBitWrap(unittest.TestCase):
 
     HUGE = [(1 << 32) + 64, (1 << 40) + 64 * 3, (1 << 50)]
 
+    def assert_split(self, units, block_num, total, per_core, last, tile, remainder_on_last=False):
+        """The split of `units` over cores covers each exactly once, in 64-bit arithmetic."""
+        self.assertEqual(total, units)
+        self.assertGreaterEqual(block_num, 1)
+        self.assertEqual(per_core * (block_num - 1) + last, units)
+        self.assertGreater(tile, 0)
+        if remainder_on_last:
+            self.assertTrue(per_core <= last < per_core + block_num)
+        else:
+            self.assertTrue(0 < last <= per_core or block_num == 1)
+
     @unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
     def test_hifloat8_tiling_covers_every_element(self):
         for mode in range(8):
             for n in self.HUGE:
                 with self.subTest(mode=mode, n=n):
                     (block_num, _, total, per_core, last, tile, *_rest) = torch.ops.amct._hifloat8_cast_tiling(mode, n)
-                    self.assertEqual(total, n)
-                    self.assertGreaterEqual(block_num, 1)
-                    self.assertEqual(per_core * (block_num - 1) + last, n)
-                    self.assertGreater(tile, 0)
                     # hifloat8's last core takes the remainder on top of its share.
-                    self.assertTrue(per_core <= last < per_core + block_num)
+                    self.assert_split(n, block_num, total, per_core, last, tile, remainder_on_last=True)
 
     @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
     def test_hifloat4_tiling_covers_every_block(self):
@@ -155,11 +162,7 @@ class TestNoThirtyTwoBitWrap(unittest.TestCase):
                     blocks = n // 64
                     with self.subTest(mode=mode, dtype=dtype, blocks=blocks):
                         t = torch.ops.amct._hifloat4_cast_tiling(mode, dtype, blocks)
-                        block_num, tile, total, per_core, last = t[0], t[3], t[4], t[5], t[6]
-                        self.assertEqual(total, blocks)
-                        self.assertEqual(per_core * (block_num - 1) + last, blocks)
-                        self.assertGreater(tile, 0)
-                        self.assertTrue(0 < last <= per_core or block_num == 1)
+                        self.assert_split(blocks, t[0], t[4], t[5], t[6], t[3])
 
     @unittest.skipUnless(_has("svd_quant"), "svd_quant not built")
     def test_mxfp4_tiling_covers_every_block(self):
@@ -168,11 +171,7 @@ class TestNoThirtyTwoBitWrap(unittest.TestCase):
                 blocks = n // 32
                 with self.subTest(dtype=dtype, blocks=blocks):
                     t = torch.ops.amct._svd_quant_tiling(dtype, blocks)
-                    block_num, tile, total, per_core, last = t[0], t[3], t[4], t[5], t[6]
-                    self.assertEqual(total, blocks)
-                    self.assertEqual(per_core * (block_num - 1) + last, blocks)
-                    self.assertGreater(tile, 0)
-                    self.assertTrue(0 < last <= per_core or block_num == 1)
+                    self.assert_split(blocks, t[0], t[4], t[5], t[6], t[3])
 
     def test_meta_shapes_past_2e32_svd_stem(self):
         checked = 0
