@@ -32,8 +32,8 @@ SUBSET = {
                       ["TestD2Vectors", "TestD5Layout", "TestD6Independence", "TestD7DeviceHealth",
                        "TestD8Errors", "TestD9Shapes"]),
     "svd_quant": ("tests/test_svd_quant.py", ["TestQuantizer", "TestDequantizer", "TestErrors", "TestSvdQuant"]),
-    "stem_indexer": ("tests/test_stem_indexer.py", ["AcceptanceTest", "IndependenceTest", "BadInputTest",
-                                                    "MetadataTest"]),
+    "stem_indexer": ("tests/test_stem_indexer.py", ["AcceptanceTest", "IndependenceTest", "EmulatedKernelTest",
+                                                    "BadInputTest", "MetadataTest"]),
 }
 
 

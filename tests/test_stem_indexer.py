@@ -7,8 +7,9 @@ check it against the spec's tables and an independent brute-force selection
 
     PYTHONPATH=staging python -m pytest tests/test_stem_indexer.py
 
-Skipped while ``amct_ops.stem_indexer`` is not built. On the CPU the selection runs as the
-AscendC kernel through the kernel sim, so every case here is also an emulated-kernel case.
+Skipped while ``amct_ops.stem_indexer`` is not built. The CPU op selects natively (spec §7.1);
+the AscendC selection kernel runs through the kernel sim as ``_npu_stem_indexer_emulated``, which
+EmulatedKernelTest holds exactly to the CPU op (spec §13.4 "Emulated kernel").
 """
 import os
 import subprocess
@@ -47,6 +48,16 @@ def run_op(case, inputs, metadata=None):
     args, kw = sc.call_kwargs(case, inputs)
     md = metadata if metadata is not None else metadata_for(inputs, case.causal)
     return pkg.npu_stem_indexer(*args, metadata=md, **kw)
+
+
+def run_emulated(case, inputs, metadata=None):
+    """The AscendC selection kernel through the kernel sim (same arguments as the op)."""
+    args, kw = sc.call_kwargs(case, inputs)
+    md = metadata if metadata is not None else metadata_for(inputs, case.causal)
+    return torch.ops.amct._npu_stem_indexer_emulated(*args, metadata=md, **kw)
+
+
+RUNNERS = {"cpu op": run_op, "emulated kernel": run_emulated}
 
 
 def run_ref(case, inputs):
@@ -147,17 +158,19 @@ class RandomTest(unittest.TestCase):
                 self.assertTrue(bool((row[1:L] > row[:L - 1]).all()))
 
     def test_long_decode_rows(self):
-        """Rows of > 1024 and > 4096 lanes (the vector count, two reduction levels)."""
+        """Rows of > 1024 and > 4096 lanes (in the kernel: the vector count, two reduction levels)."""
         for kv, pattern in ((600000, "VA"), (600000, "R"), (1000000, "R")):
-            with self.subTest(kv=kv, pattern=pattern):
-                case = sc.Case("long", None, None, causal=True, alpha=0.5)
-                inputs = sc.build([1], [kv], pattern=pattern, seed=kv)
-                got, want = run_op(case, inputs), run_ref(case, inputs)
-                if pattern == "VA":
-                    assert_same(self, got, want, f"decode kv={kv}")
-                else:
-                    qflat, kflat, vbias, ql, kl, _ = inputs
-                    ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, causal=True)
+            case = sc.Case("long", None, None, causal=True, alpha=0.5)
+            inputs = sc.build([1], [kv], pattern=pattern, seed=kv)
+            want = run_ref(case, inputs)
+            for name, run in RUNNERS.items():
+                with self.subTest(kv=kv, pattern=pattern, runner=name):
+                    got = run(case, inputs)
+                    if pattern == "VA":
+                        assert_same(self, got, want, f"decode kv={kv} {name}")
+                    else:
+                        qflat, kflat, vbias, ql, kl, _ = inputs
+                        ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, causal=True)
 
     def test_special_scores_nan_inf(self):
         """NaN lowest, -inf above it, +inf highest, ties to the smaller index (§4.1)."""
@@ -173,7 +186,8 @@ class RandomTest(unittest.TestCase):
             vbias[0, 1] = v.flip(0)
             case = sc.Case("special", None, None, causal=False, topk_score_precision=precision)
             inputs = (qflat, kflat, vbias, ql, kl, None)
-            assert_same(self, run_op(case, inputs), run_ref(case, inputs), f"special p{precision}")
+            for name, run in RUNNERS.items():
+                assert_same(self, run(case, inputs), run_ref(case, inputs), f"special p{precision} {name}")
 
     def test_many_nan_candidates_fill_with_nan_in_index_order(self):
         qflat, kflat, vbias, ql, kl, _ = sc.build([128], [8192], pattern="Z")
@@ -181,37 +195,72 @@ class RandomTest(unittest.TestCase):
         vbias[0, :, 30] = 1.0
         case = sc.Case("nan", None, None, causal=False)
         inputs = (qflat, kflat, vbias, ql, kl, None)
-        assert_same(self, run_op(case, inputs), run_ref(case, inputs), "all-NaN row")
+        for name, run in RUNNERS.items():
+            assert_same(self, run(case, inputs), run_ref(case, inputs), f"all-NaN row {name}")
+
+
+class tile_rows:
+    """Context manager: the §7.1 query tile (rows per score matmul) set to ``rows`` (test hook)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __enter__(self):
+        self.saved = torch.ops.amct._stem_indexer_tile_rows(self.rows)
+
+    def __exit__(self, *exc):
+        torch.ops.amct._stem_indexer_tile_rows(self.saved)
 
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class IndependenceTest(unittest.TestCase):
-    """Identical results for repeated runs, thread counts, emulated core counts and UB sizes."""
+    """Identical results for repeated runs, thread counts and query tile sizes, on the CPU op and
+    the emulated kernel; emulated core counts and UB sizes for the emulated kernel."""
 
-    def test_r1_twice_and_across_sim_platforms(self):
+    def test_r1_twice(self):
         case = sc.random_cases()[0]
         inputs = case.inputs()
-        want = run_op(case, inputs)
-        assert_same(self, run_op(case, inputs), want, "R1 twice")
+        for name, run in RUNNERS.items():
+            assert_same(self, run(case, inputs), run(case, inputs), f"R1 twice {name}")
+
+    def test_r1_across_tile_sizes(self):
+        case = sc.random_cases()[0]
+        inputs = case.inputs()
+        self.assertEqual(torch.ops.amct._stem_indexer_tile_rows(0), 256)  # 0 only reads it
+        for name, run in RUNNERS.items():
+            want = run(case, inputs)
+            for rows in (1, 8, 24, 64, 1000):
+                with self.subTest(runner=name, rows=rows), tile_rows(rows):
+                    assert_same(self, run(case, inputs), want, f"R1 tile rows={rows} {name}")
+        self.assertEqual(torch.ops.amct._stem_indexer_tile_rows(0), 256)
+
+    def test_r1_across_sim_platforms(self):
+        case = sc.random_cases()[0]
+        inputs = case.inputs()
+        want = run_emulated(case, inputs)
         for cores, ub in ((1, 0), (3, 0), (7, 0), (64, 0), (40, 64 * 1024), (5, 120 * 1024)):
             with self.subTest(cores=cores, ub=ub), _sim.sim_platform(cores, ub):
-                assert_same(self, run_op(case, inputs), want, f"R1 cores={cores} ub={ub}")
+                assert_same(self, run_emulated(case, inputs), want, f"R1 cores={cores} ub={ub}")
+                assert_same(self, run_op(case, inputs), want, f"R1 CPU op under cores={cores} ub={ub}")
 
     def test_a25_one_and_two_threads(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()
-        with num_threads(1):
-            one = run_op(case, inputs)
-        with num_threads(2):
-            two = run_op(case, inputs)
-        assert_same(self, two, one, "A25 threads")
+        for name, run in RUNNERS.items():
+            with num_threads(1):
+                one = run(case, inputs)
+            with num_threads(2):
+                two = run(case, inputs)
+            assert_same(self, two, one, f"A25 threads {name}")
 
-    def test_rows_beyond_the_ub_capacity_fail_clearly(self):
+    def test_rows_beyond_the_ub_capacity_fail_clearly_in_the_kernel_only(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()
         with _sim.sim_platform(4, 4096):
             with self.assertRaisesRegex(RuntimeError, "npu_stem_indexer: a row with 253 candidate blocks"):
-                run_op(case, inputs)
+                run_emulated(case, inputs)
+            # The native selection has no UB: the CPU op does not depend on the sim platform.
+            assert_same(self, run_op(case, inputs), run_ref(case, inputs), "A25 CPU op with a 4 KB sim UB")
 
     def test_tiling_hook(self):
         blocks, lanes, budget, used = torch.ops.amct._stem_indexer_tiling(100, 1000)
@@ -220,6 +269,44 @@ class IndependenceTest(unittest.TestCase):
         cores = _sim.get_platform()[0]
         per_core = max(-(-100 // cores), 16)
         self.assertEqual(blocks, -(-100 // per_core))
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class EmulatedKernelTest(unittest.TestCase):
+    """§13.4: the AscendC selection kernel in the sim is exact against the CPU op on every A-case
+    with maxKb <= 300 (all but A16 and A34), and R1 passes the reference with exact=False."""
+
+    def test_acceptance_cases_with_at_most_300_key_blocks(self):
+        ran = []
+        for case in sc.acceptance_cases():
+            inputs = case.inputs()
+            if inputs[1].size(2) > 300:
+                continue
+            ran.append(case.name)
+            with self.subTest(case=case.name):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), case.name)
+        self.assertFalse({"A16a", "A16b"} & set(ran))
+        self.assertGreaterEqual(len(ran), 25)
+
+    def test_a32_every_gqa_combination(self):
+        for Nq, Nk in ((32, 2), (32, 4), (32, 8), (64, 2), (64, 4), (64, 8)):
+            with self.subTest(Nq=Nq, Nk=Nk):
+                case = sc.Case("A32", None, None, causal=False)
+                inputs = sc.build([128], [8192], Nq=Nq, Nk=Nk, prompt=[25600], pattern="VA")
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"A32 {Nq}/{Nk}")
+
+    def test_r1_within_the_reference_tolerance(self):
+        case = sc.random_cases()[0]
+        inputs = case.inputs()
+        qflat, kflat, vbias, ql, kl, pt = inputs
+        ref.compare_stem_indexer_outputs(run_emulated(case, inputs), run_ref(case, inputs), qflat, kflat, vbias, ql,
+                                         kl, num_prompt_tokens=pt, causal=case.causal)
+
+    def test_bad_inputs_fail_like_the_op(self):
+        qflat, kflat, vbias, ql, kl, _ = base_inputs()
+        md = pkg.npu_stem_indexer_metadata(ql, kl, 32, 2)
+        with self.assertRaisesRegex(RuntimeError, "npu_stem_indexer: qflat"):
+            torch.ops.amct._npu_stem_indexer_emulated(qflat.float(), kflat, vbias, ql, kl, metadata=md)
 
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)

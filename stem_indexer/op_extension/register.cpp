@@ -1,9 +1,12 @@
 // stem_indexer: schemas (spec §2.1), and the Meta and CPU implementations. On the CPU the score
-// matmuls are ATen's (shared host code) and the selection is the AscendC kernel through the
-// kernel sim. Neither op is differentiable.
+// matmuls are ATen's and the selection is native C++ fused with them (spec §7.1), all in the
+// shared host code. The AscendC selection kernel runs on the CPU through the kernel sim as the
+// private op _npu_stem_indexer_emulated (same schema), which the tests hold exactly to the CPU op
+// (spec §7.3). Neither op is differentiable.
 #include <torch/library.h>
 
 #include <optional>
+#include <string>
 #include <tuple>
 
 #include "amct_sim_host.h"
@@ -37,13 +40,15 @@ Attributes attributes(bool causal, int64_t stemBlockSize, int64_t stemStride, do
                     rateMedium, biasMedium,    rateLarge,  biasLarge, precision};
 }
 
+// The CPU op (native selection) and the emulated kernel differ only in the backend.
+template <amct::stem::Selection Where>
 std::tuple<at::Tensor, at::Tensor> stemIndexerCpu(
     const at::Tensor& qflat, const at::Tensor& kflat, const at::Tensor& vbias, const at::Tensor& qSeqLens,
     const at::Tensor& kvSeqLens, const std::optional<at::Tensor>& numPromptTokens,
     const std::optional<at::Tensor>& metadata, bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha,
     int64_t initialBlocks, int64_t windowSize, double rateMedium, int64_t biasMedium, double rateLarge,
     int64_t biasLarge, int64_t precision) {
-  amct::stem::Backend backend{amct::simPlatformFacts(), simLaunch, false};
+  amct::stem::Backend backend{amct::simPlatformFacts(), simLaunch, false, Where};
   return amct::stem::stemIndexer(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata,
                                  attributes(causal, stemBlockSize, stemStride, alpha, initialBlocks, windowSize,
                                             rateMedium, biasMedium, rateLarge, biasLarge, precision),
@@ -80,18 +85,26 @@ std::vector<int64_t> tilingForTest(int64_t rows, int64_t candidates) {
   return {t.blockNum, t.maxLanes, t.ubBudget, t.ubUsed};
 }
 
+// Test hook: the §7.1 query tile in rows (see setTileRowsForTest).
+int64_t tileRowsForTest(int64_t rows) { return amct::stem::setTileRowsForTest(rows); }
+
 }  // namespace
+
+// The arguments of npu_stem_indexer (§2.1), also those of the emulated-kernel op (a macro, as
+// Library::def takes the schema as one string literal).
+#define AMCT_STEM_INDEXER_ARGS \
+  "(Tensor qflat, Tensor kflat, Tensor vbias, Tensor q_seq_lens, Tensor kv_seq_lens, *, "                     \
+  "Tensor? num_prompt_tokens=None, Tensor? metadata=None, bool causal=True, int stem_block_size=128, "        \
+  "int stem_stride=16, float alpha=1.0, int initial_blocks=4, int window_size=4, "                           \
+  "float k_block_num_rate_medium=0.2, int k_block_num_bias_medium=30, float k_block_num_rate_large=0.1, "    \
+  "int k_block_num_bias_large=30, int topk_score_precision=1) -> (Tensor, Tensor)"
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_stem_indexer_budgets(int P, int Qb, int Kb, float alpha) -> Tensor", &budgetsForTest);
   m.def("_stem_indexer_tiling(int rows, int candidates) -> int[]", &tilingForTest);
-  m.def(
-      "npu_stem_indexer(Tensor qflat, Tensor kflat, Tensor vbias, Tensor q_seq_lens, Tensor kv_seq_lens, *, "
-      "Tensor? num_prompt_tokens=None, Tensor? metadata=None, bool causal=True, int stem_block_size=128, "
-      "int stem_stride=16, float alpha=1.0, int initial_blocks=4, int window_size=4, "
-      "float k_block_num_rate_medium=0.2, int k_block_num_bias_medium=30, float k_block_num_rate_large=0.1, "
-      "int k_block_num_bias_large=30, int topk_score_precision=1) -> (Tensor, Tensor)",
-      {at::Tag::pt2_compliant_tag});
+  m.def("_stem_indexer_tile_rows(int rows) -> int", &tileRowsForTest);
+  m.def("npu_stem_indexer" AMCT_STEM_INDEXER_ARGS, {at::Tag::pt2_compliant_tag});
+  m.def("_npu_stem_indexer_emulated" AMCT_STEM_INDEXER_ARGS);
   m.def(
       "npu_stem_indexer_metadata(Tensor q_seq_lens, Tensor kv_seq_lens, int q_heads, int kv_heads, *, "
       "bool causal=True, int stem_block_size=128, int dim_qkflat=2048, int window_size=4) -> Tensor",
@@ -104,7 +117,8 @@ TORCH_LIBRARY_IMPL(amct, Meta, m) {
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {
-  m.impl("npu_stem_indexer", &stemIndexerCpu);
+  m.impl("npu_stem_indexer", &stemIndexerCpu<amct::stem::Selection::kNativeCpu>);
+  m.impl("_npu_stem_indexer_emulated", &stemIndexerCpu<amct::stem::Selection::kKernel>);
   m.impl("npu_stem_indexer_metadata", &amct::stem::stemIndexerMetadata);
 }
 

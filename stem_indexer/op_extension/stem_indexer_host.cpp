@@ -3,7 +3,11 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
+#include <functional>
+#include <numeric>
 #include <sstream>
 #include <string>
 
@@ -22,7 +26,6 @@ constexpr int64_t kSink = amct_stem::kSink;
 constexpr int64_t kWin = amct_stem::kWindow;
 constexpr int64_t kDim = 2048;
 constexpr int64_t kMaxBatch = 65536;
-constexpr int64_t kTileRows = 256;  // G * TQ query rows per score matmul
 constexpr uint32_t kMasks = 5;      // the kernel's mask buffers
 constexpr uint64_t kMinRowsPerCore = 16;  // fewer would not pay for a core's set-up
 constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // K_fp32 converted once per item up to this size
@@ -196,7 +199,7 @@ struct Tile {
   size_t first;  // into the batch's TopRow list
   size_t count;
   int64_t width;       // candidates of the widest row (its vis - 8)
-  int64_t dotsOffset;  // elements into the dots buffer: [G * count, width] row-major
+  int64_t dotsOffset;  // elements into the dots buffer of the kernel path: [G * count, width] row-major
 };
 
 struct Plan {
@@ -205,24 +208,90 @@ struct Plan {
   int64_t dotsElements = 0;
   int64_t topRows = 0;
   int64_t maxCandidates = 0;
+  int64_t maxTileRows = 0;  // the largest G * count of a tile
 };
 
-// Prefix of the row table entry.
-void fillRowTable(const Plan& plan, int64_t G, int64_t Nk, int64_t Nq, int64_t maxQb, int64_t maxKb,
-                  at::Tensor& table) {
+// The shapes and inputs every tile reads.
+struct Problem {
+  int64_t B, Nq, Nk, G, maxQb, maxKb;
+  at::Tensor q;    // qflat, detached
+  at::Tensor k;    // kflat, detached
+  at::Tensor k32;  // K_fp32 of every item (convertKeysOnce), or undefined
+  at::Tensor vb;   // vbias, contiguous
+};
+
+// The §7.1 query tile in rows (G * TQ); tests change it to show the results do not depend on it.
+std::atomic<int64_t> gTileRows{256};
+
+// The row lengths of every row (L = vis on short-path rows, K + 8 on Top-K rows, 0 on empty ones;
+// shortLen = vis on short-path rows, else 0) and the Top-K rows, in tiles of at most tileRows / G
+// consecutive query blocks per kv head.
+Plan makePlan(const std::vector<int64_t>& qLen, const std::vector<int64_t>& kvLen, const std::vector<int64_t>& prompt,
+              const Problem& p, const Attributes& attrs, int32_t* ll, int32_t* sl) {
+  Plan plan;
+  plan.rows.resize(p.B);
+  const int64_t tq = std::max<int64_t>(1, gTileRows.load() / p.G);
+  for (int64_t b = 0; b < p.B; ++b) {
+    // Out-of-contract device lengths are clamped so that everything stays in bounds.
+    const int64_t Qb = std::min(std::max<int64_t>(blocksOf(qLen[b]), 0), p.maxQb);
+    const int64_t Kb = std::min(std::max<int64_t>(blocksOf(kvLen[b]), 0), p.maxKb);
+    const int64_t P = std::max<int64_t>(blocksOf(prompt[b]), 0);
+    if (Qb == 0 || Kb == 0) continue;
+    std::vector<TopRow>& rows = plan.rows[b];
+    for (int64_t i = 0; i < Qb; ++i) {
+      const int64_t vis = visibleBlocks(i, Qb, Kb, attrs.causal);
+      if (vis == 0) continue;
+      const int64_t K = topkBudget(P, i, Qb, Kb, attrs.alpha, attrs.rateMedium, attrs.biasMedium, attrs.rateLarge,
+                                   attrs.biasLarge);
+      const bool shortPath = vis <= K + kSink + kWin;
+      for (int64_t h = 0; h < p.Nq; ++h) {
+        const int64_t r = (b * p.Nq + h) * p.maxQb + i;
+        ll[r] = static_cast<int32_t>(shortPath ? vis : K + kSink + kWin);
+        if (shortPath) sl[r] = static_cast<int32_t>(vis);
+      }
+      if (!shortPath) rows.push_back(TopRow{i, vis, K});
+    }
+    size_t start = 0;
+    while (start < rows.size()) {
+      size_t end = start + 1;
+      while (end < rows.size() && end - start < static_cast<size_t>(tq) && rows[end].i == rows[end - 1].i + 1) ++end;
+      int64_t width = 0;
+      for (size_t k = start; k < end; ++k) width = std::max(width, rows[k].vis - kSink - kWin);
+      for (int64_t n = 0; n < p.Nk; ++n) {
+        plan.tiles.push_back(Tile{b, n, start, end - start, width, plan.dotsElements});
+        plan.dotsElements += p.G * static_cast<int64_t>(end - start) * width;
+      }
+      plan.topRows += p.Nk * p.G * static_cast<int64_t>(end - start);
+      plan.maxCandidates = std::max(plan.maxCandidates, width);
+      plan.maxTileRows = std::max(plan.maxTileRows, p.G * static_cast<int64_t>(end - start));
+      start = end;
+    }
+  }
+  return plan;
+}
+
+// Element offset of sparse_indices[b, h, i, 0].
+int64_t outOffset(const Problem& p, const Tile& t, int64_t g, const TopRow& row) {
+  return ((t.b * p.Nq + t.n * p.G + g) * p.maxQb + row.i) * p.maxKb;
+}
+
+// Element offset of vbias[b, n, kSink].
+int64_t biasOffset(const Problem& p, const Tile& t) { return (t.b * p.Nk + t.n) * p.maxKb + kSink; }
+
+// The row table of the selection kernel (stem_indexer_tiling.h), in tile order.
+void fillRowTable(const Plan& plan, const Problem& p, at::Tensor& table) {
   int64_t* w = table.data_ptr<int64_t>();
   int64_t r = 0;
   for (const Tile& t : plan.tiles) {
     const std::vector<TopRow>& rows = plan.rows[t.b];
-    for (int64_t g = 0; g < G; ++g) {
-      const int64_t h = t.n * G + g;
+    for (int64_t g = 0; g < p.G; ++g) {
       for (size_t k = 0; k < t.count; ++k) {
         const TopRow& row = rows[t.first + k];
         int64_t* e = w + r * amct_stem::kRowFields;
         std::fill(e, e + amct_stem::kRowFields, 0);
         e[amct_stem::kDotsOffset] = t.dotsOffset + (g * static_cast<int64_t>(t.count) + static_cast<int64_t>(k)) * t.width;
-        e[amct_stem::kBiasOffset] = (t.b * Nk + t.n) * maxKb + kSink;
-        e[amct_stem::kOutOffset] = ((t.b * Nq + h) * maxQb + row.i) * maxKb;
+        e[amct_stem::kBiasOffset] = biasOffset(p, t);
+        e[amct_stem::kOutOffset] = outOffset(p, t, g, row);
         e[amct_stem::kCandidates] = row.vis - kSink - kWin;
         e[amct_stem::kTopK] = row.K;
         ++r;
@@ -231,26 +300,34 @@ void fillRowTable(const Plan& plan, int64_t G, int64_t Nk, int64_t Nq, int64_t m
   }
 }
 
-// The score matmul of one tile: dots[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T. k32,
-// when defined, holds K_fp32 of every item ([B, Nk, maxKb, 2048], converted once per item).
-void scoreTile(const Tile& t, const std::vector<TopRow>& rows, const at::Tensor& q, const at::Tensor& k,
-               const at::Tensor& k32, int64_t G, at::Tensor& dots) {
-  const int64_t i0 = rows[t.first].i;
+// The score matmul of one tile: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T, with
+// Q_fp32 converted into qbuf (grown when too small; reused across the tiles of one thread).
+void scoreTile(const Tile& t, const Plan& plan, const Problem& p, at::Tensor& qbuf, at::Tensor out) {
+  const int64_t i0 = plan.rows[t.b][t.first].i;
   const int64_t count = static_cast<int64_t>(t.count);
-  at::Tensor qt = q.select(0, t.b).narrow(0, t.n * G, G).narrow(1, i0, count).to(at::kFloat).reshape({G * count, kDim});
-  const at::Tensor& ksrc = k32.defined() ? k32 : k;
+  const int64_t elements = p.G * count * kDim;
+  if (!qbuf.defined() || qbuf.numel() < elements) {
+    qbuf = at::empty({plan.maxTileRows * kDim}, p.q.options().dtype(at::kFloat));
+  }
+  at::Tensor qt = qbuf.narrow(0, 0, elements).view({p.G, count, kDim});
+  qt.copy_(p.q.select(0, t.b).narrow(0, t.n * p.G, p.G).narrow(1, i0, count));
+  const at::Tensor& ksrc = p.k32.defined() ? p.k32 : p.k;
   at::Tensor kt = ksrc.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width).to(at::kFloat);
-  at::Tensor out = dots.narrow(0, t.dotsOffset, G * count * t.width).view({G * count, t.width});
-  at::mm_out(out, qt, kt.t());
+  at::mm_out(out, qt.view({p.G * count, kDim}), kt.t());
 }
 
 // K_fp32 of the candidate blocks of every item with Top-K rows, converted once per item (not once
-// per tile) when it fits kKeyCacheBytes; undefined otherwise (then each tile converts its slice).
+// per tile) when it fits kKeyCacheBytes and some item has several tiles; undefined otherwise (then
+// each tile converts its slice, which costs the same when every item has one tile).
 at::Tensor convertKeysOnce(const Plan& plan, const at::Tensor& k, int64_t Nk) {
   const int64_t B = k.size(0), maxKb = k.size(2);
   if (B * Nk * maxKb * kDim * 4 > kKeyCacheBytes) return at::Tensor();
-  std::vector<int64_t> width(B * Nk, 0);
-  for (const Tile& t : plan.tiles) width[t.b * Nk + t.n] = std::max(width[t.b * Nk + t.n], t.width);
+  std::vector<int64_t> width(B * Nk, 0), tiles(B * Nk, 0);
+  for (const Tile& t : plan.tiles) {
+    width[t.b * Nk + t.n] = std::max(width[t.b * Nk + t.n], t.width);
+    ++tiles[t.b * Nk + t.n];
+  }
+  if (*std::max_element(tiles.begin(), tiles.end()) < 2) return at::Tensor();
   at::Tensor k32 = at::empty({B, Nk, maxKb, kDim}, k.options().dtype(at::kFloat));
   adviseHugePages(k32);
   at::parallel_for(0, B * Nk, 1, [&](int64_t begin, int64_t end) {
@@ -264,16 +341,147 @@ at::Tensor convertKeysOnce(const Plan& plan, const at::Tensor& k, int64_t Nk) {
   return k32;
 }
 
-// Every element of both outputs: -1 / 0, then 0..vis-1 and L = vis on short-path rows, L = K + 8
-// on Top-K rows (whose prefix the kernel writes).
-void prefillCpu(at::Tensor& indices, at::Tensor& seqLen, const at::Tensor& shortLen) {
+// Runs work(tile, state) for every tile on the intra-op threads, the costliest tiles first, each
+// thread taking the next tile when it is done: under a causal mask the tiles' widths grow with
+// the query block, so ATen's static split would leave one thread idle for most of the call.
+// Every tile writes only its own outputs, so the results do not depend on the schedule.
+template <class State, class Work>
+void forEachTileBalanced(const std::vector<Tile>& tiles, const Work& work) {
+  std::vector<size_t> order(tiles.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return static_cast<int64_t>(tiles[a].count) * tiles[a].width > static_cast<int64_t>(tiles[b].count) * tiles[b].width;
+  });
+  std::atomic<size_t> next{0};
+  const int64_t workers = std::min<int64_t>(at::get_num_threads(), static_cast<int64_t>(tiles.size()));
+  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
+    State state;
+    for (size_t k = next.fetch_add(1); k < order.size(); k = next.fetch_add(1)) work(tiles[order[k]], state);
+  });
+}
+
+// §4.1: the sortable key of a score (larger ranks higher; NaN lowest). Precision 2 ranks the
+// score's bf16 value (round to nearest even), whose 16-bit key has the same order.
+template <int64_t Precision>
+inline uint32_t sortKey(float s) {
+  uint32_t u;
+  std::memcpy(&u, &s, sizeof(u));
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0;
+  if constexpr (Precision == 2) {
+    const uint32_t v = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    return (v & 0x8000u) ? (~v & 0xFFFFu) : (v ^ 0x8000u);
+  } else {
+    return (u & 0x80000000u) ? ~u : (u ^ 0x80000000u);
+  }
+}
+
+// One Top-K row (§4 step 5) from its dot products, written whole: [0..3] ++ ascending(T) ++
+// [vis-4 .. vis-1], then -1 up to width. Every candidate becomes one 64-bit word key << 32 |
+// ~index, so a single unsigned order ranks by key descending and ties by the smaller index.
+template <int64_t Precision>
+void selectRow(const float* dots, const float* bias, const TopRow& row, int64_t width, int32_t* out,
+               std::vector<uint64_t>& ranked) {
+  const int64_t n = row.vis - kSink - kWin;
+  ranked.resize(static_cast<size_t>(n));
+  for (int64_t c = 0; c < n; ++c) {
+    const float scaled = dots[c] * 0.015625f;  // 2^-6, then a separately rounded add (§4 step 5)
+    const float s = scaled + bias[c];
+    ranked[c] = (static_cast<uint64_t>(sortKey<Precision>(s)) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(c));
+  }
+  std::nth_element(ranked.begin(), ranked.begin() + (row.K - 1), ranked.end(), std::greater<uint64_t>());
+  for (int32_t j = 0; j < kSink; ++j) out[j] = j;
+  int32_t* chosen = out + kSink;
+  for (int64_t m = 0; m < row.K; ++m) {
+    chosen[m] = static_cast<int32_t>(kSink + (0xFFFFFFFFu - static_cast<uint32_t>(ranked[m])));
+  }
+  std::sort(chosen, chosen + row.K);
+  for (int64_t j = 0; j < kWin; ++j) chosen[row.K + j] = static_cast<int32_t>(row.vis - kWin + j);
+  std::fill(out + kSink + row.K + kWin, out + width, -1);
+}
+
+// A buffer of `elements` floats that a thread of the native CPU path keeps across tiles and calls
+// (it only grows): fresh buffers per call would cost page faults that matter for short sequences.
+at::Tensor threadBuffer(std::vector<float>& keep, int64_t elements) {
+  if (keep.size() < static_cast<size_t>(elements)) keep.resize(static_cast<size_t>(elements));
+  return at::from_blob(keep.data(), {elements}, at::TensorOptions().dtype(at::kFloat));
+}
+
+// What a thread of the native CPU path keeps across its tiles.
+struct NativeScratch {
+  at::Tensor qbuf;
+  std::vector<uint64_t> ranked;
+};
+
+// The CPU path of §7.1: per tile, the score matmul into a per-thread buffer, then the selection of
+// each of its rows while the scores are still in cache. Writes the whole of every Top-K row.
+void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at::Tensor& indices) {
+  int32_t* idx = indices.data_ptr<int32_t>();
+  const float* vb = p.vb.data_ptr<float>();
+  auto work = [&](const Tile& t, NativeScratch& s) {
+    thread_local std::vector<float> qKeep, dotsKeep;
+    const int64_t count = static_cast<int64_t>(t.count);
+    if (!s.qbuf.defined()) s.qbuf = threadBuffer(qKeep, plan.maxTileRows * kDim);
+    at::Tensor dots = threadBuffer(dotsKeep, p.G * count * t.width).view({p.G * count, t.width});
+    scoreTile(t, plan, p, s.qbuf, dots);
+    const float* d = dots.data_ptr<float>();
+    const float* bias = vb + biasOffset(p, t);
+    for (int64_t g = 0; g < p.G; ++g) {
+      for (int64_t k = 0; k < count; ++k) {
+        const TopRow& row = plan.rows[t.b][t.first + k];
+        const float* rowDots = d + (g * count + k) * t.width;
+        int32_t* out = idx + outOffset(p, t, g, row);
+        if (precision == 2) {
+          selectRow<2>(rowDots, bias, row, p.maxKb, out, s.ranked);
+        } else {
+          selectRow<1>(rowDots, bias, row, p.maxKb, out, s.ranked);
+        }
+      }
+    }
+  };
+  forEachTileBalanced<NativeScratch>(plan.tiles, work);
+}
+
+// The kernel path (the NPU, and the emulated kernel on the CPU): every tile's scores into one dots
+// buffer, then the selection kernel over the row table.
+void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& attrs, const Backend& backend,
+                          at::Tensor& indices) {
+  // The tiling first: a row beyond the kernel's capacity fails before any matmul.
+  amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
+                                               static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
+                                               backend.facts);
+  at::Tensor dots = at::empty({plan.dotsElements}, p.q.options().dtype(at::kFloat));
+  auto dotsOf = [&](const Tile& t) {
+    return dots.narrow(0, t.dotsOffset, p.G * static_cast<int64_t>(t.count) * t.width)
+        .view({p.G * static_cast<int64_t>(t.count), t.width});
+  };
+  if (p.q.device().is_cpu()) {
+    adviseHugePages(dots);  // written once by the matmuls: fewer page faults
+    forEachTileBalanced<at::Tensor>(plan.tiles, [&](const Tile& t, at::Tensor& qbuf) {
+      scoreTile(t, plan, p, qbuf, dotsOf(t));
+    });
+  } else {
+    at::Tensor qbuf;
+    for (const Tile& t : plan.tiles) scoreTile(t, plan, p, qbuf, dotsOf(t));
+  }
+  at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)},
+                               at::TensorOptions().dtype(at::kLong));
+  fillRowTable(plan, p, table);
+  at::Tensor rowsDev = p.q.device().is_cpu() ? table : table.to(p.q.device());
+  backend.launch(tiling.blockNum, dots, p.vb, rowsDev, indices, tilingTensor(tiling));
+}
+
+// Every element of both outputs on the CPU: -1, then 0..vis-1 on short-path rows; Top-K rows are
+// left to the selection when selectionWritesRows (the native path writes them whole).
+void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor& shortLen, bool selectionWritesRows) {
   const int64_t rows = seqLen.numel();
   const int64_t width = indices.size(3);
   int32_t* idx = indices.data_ptr<int32_t>();
   const int32_t* sl = shortLen.data_ptr<int32_t>();
+  const int32_t* ll = seqLen.data_ptr<int32_t>();
   const int64_t grain = std::max<int64_t>(64, (int64_t(1) << 18) / std::max<int64_t>(width, 1));  // ~1 MB per task
   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
+      if (selectionWritesRows && ll[r] != sl[r]) continue;  // a Top-K row
       int32_t* row = idx + r * width;
       const int32_t vis = sl[r];
       for (int32_t j = 0; j < vis; ++j) row[j] = j;
@@ -387,7 +595,6 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   checkInputs(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata, attrs);
   const int64_t B = qflat.size(0), Nq = qflat.size(1), maxQb = qflat.size(2);
   const int64_t Nk = kflat.size(1), maxKb = kflat.size(2);
-  const int64_t G = Nq / Nk;
   const at::Tensor& promptT = numPromptTokens ? *numPromptTokens : kvSeqLens;
   const std::vector<int64_t> qLen = hostValues(qSeqLens);
   const std::vector<int64_t> kvLen = hostValues(kvSeqLens);
@@ -405,86 +612,38 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
                   kvLen[b], "), but got ", prompt[b]);
     }
   }
+  // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
+  Problem p{B, Nq, Nk, Nq / Nk, maxQb, maxKb, qflat.detach(), kflat.detach(), at::Tensor(), vbias.contiguous()};
   at::TensorOptions opts = qflat.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
   at::TensorOptions host = at::TensorOptions().dtype(at::kInt);
   at::Tensor shortLen = at::zeros({B, Nq, maxQb}, host);
   at::Tensor seqLenHost = at::zeros({B, Nq, maxQb}, host);
-  int32_t* sl = shortLen.data_ptr<int32_t>();
-  int32_t* ll = seqLenHost.data_ptr<int32_t>();
-  Plan plan;
-  plan.rows.resize(B);
-  const int64_t tq = std::max<int64_t>(1, kTileRows / G);
-  for (int64_t b = 0; b < B; ++b) {
-    // Out-of-contract device lengths are clamped so that everything stays in bounds.
-    const int64_t Qb = std::min(std::max<int64_t>(blocksOf(qLen[b]), 0), maxQb);
-    const int64_t Kb = std::min(std::max<int64_t>(blocksOf(kvLen[b]), 0), maxKb);
-    const int64_t P = std::max<int64_t>(blocksOf(prompt[b]), 0);
-    if (Qb == 0 || Kb == 0) continue;
-    std::vector<TopRow>& rows = plan.rows[b];
-    for (int64_t i = 0; i < Qb; ++i) {
-      const int64_t vis = visibleBlocks(i, Qb, Kb, attrs.causal);
-      if (vis == 0) continue;
-      const int64_t K = topkBudget(P, i, Qb, Kb, attrs.alpha, attrs.rateMedium, attrs.biasMedium, attrs.rateLarge,
-                                   attrs.biasLarge);
-      const bool shortPath = vis <= K + kSink + kWin;
-      for (int64_t h = 0; h < Nq; ++h) {
-        const int64_t r = (b * Nq + h) * maxQb + i;
-        ll[r] = static_cast<int32_t>(shortPath ? vis : K + kSink + kWin);
-        if (shortPath) sl[r] = static_cast<int32_t>(vis);
-      }
-      if (!shortPath) rows.push_back(TopRow{i, vis, K});
-    }
-    // Tiles: runs of consecutive Top-K rows, at most tq rows each, per kv head.
-    size_t start = 0;
-    while (start < rows.size()) {
-      size_t end = start + 1;
-      while (end < rows.size() && end - start < static_cast<size_t>(tq) && rows[end].i == rows[end - 1].i + 1) ++end;
-      int64_t width = 0;
-      for (size_t k = start; k < end; ++k) width = std::max(width, rows[k].vis - kSink - kWin);
-      for (int64_t n = 0; n < Nk; ++n) {
-        plan.tiles.push_back(Tile{b, n, start, end - start, width, plan.dotsElements});
-        plan.dotsElements += G * static_cast<int64_t>(end - start) * width;
-      }
-      plan.topRows += Nk * G * static_cast<int64_t>(end - start);
-      plan.maxCandidates = std::max(plan.maxCandidates, width);
-      start = end;
-    }
-  }
+  const Plan plan = makePlan(qLen, kvLen, prompt, p, attrs, seqLenHost.data_ptr<int32_t>(),
+                             shortLen.data_ptr<int32_t>());
   at::Tensor indices = at::empty({B, Nq, maxQb, maxKb}, opts);
+  const bool native = backend.selection == Selection::kNativeCpu;
   at::Tensor seqLen;
   if (qflat.device().is_cpu()) {
     adviseHugePages(indices);
-    prefillCpu(indices, seqLenHost, shortLen);
+    prefillCpu(indices, seqLenHost, shortLen, native);
     seqLen = seqLenHost;
   } else {
     prefillDevice(indices, shortLen);
     seqLen = seqLenHost.to(qflat.device());
   }
   if (plan.topRows == 0) return {indices, seqLen};
-  // The tiling first: a row beyond the kernel's capacity fails before any matmul.
-  amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
-                                               static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
-                                               backend.facts);
-  // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
-  const at::Tensor q = qflat.detach();
-  const at::Tensor k = kflat.detach();
-  at::Tensor dots = at::empty({plan.dotsElements}, qflat.options().dtype(at::kFloat));
-  if (qflat.device().is_cpu()) {
-    adviseHugePages(dots);  // written once by the matmuls: fewer page faults
-    const at::Tensor k32 = convertKeysOnce(plan, k, Nk);
-    // Inner matmuls run single-threaded (inside parallel_for); the tile split does not depend on threads.
-    at::parallel_for(0, static_cast<int64_t>(plan.tiles.size()), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) scoreTile(plan.tiles[t], plan.rows[plan.tiles[t].b], q, k, k32, G, dots);
-    });
+  if (qflat.device().is_cpu()) p.k32 = convertKeysOnce(plan, p.k, Nk);
+  if (native) {
+    scoreAndSelectCpu(plan, p, attrs.precision, indices);
   } else {
-    for (const Tile& t : plan.tiles) scoreTile(t, plan.rows[t.b], q, k, at::Tensor(), G, dots);
+    scoreAndSelectKernel(plan, p, attrs, backend, indices);
   }
-  at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)}, at::TensorOptions().dtype(at::kLong));
-  fillRowTable(plan, G, Nk, Nq, maxQb, maxKb, table);
-  at::Tensor rowsDev = qflat.device().is_cpu() ? table : table.to(qflat.device());
-  at::Tensor vb = vbias.contiguous();
-  backend.launch(tiling.blockNum, dots, vb, rowsDev, indices, tilingTensor(tiling));
   return {indices, seqLen};
+}
+
+int64_t setTileRowsForTest(int64_t rows) {
+  if (rows <= 0) return gTileRows.load();
+  return gTileRows.exchange(rows);
 }
 
 // ---- metadata (§6) ------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // Device-agnostic host logic of the StemIndexer operators (shared/spec/stem_indexer.md), shared by
-// the CPU (kernel sim) and NPU paths: validation (§3), the Top-K budget (§5), metadata capacity and
-// generation (§6), output allocation, the per-tile score matmuls of the visible blocks (ATen, fp32
-// accumulate) and the row table of the selection kernel.
+// the CPU, emulated-kernel and NPU paths: validation (§3), the Top-K budget (§5), metadata capacity
+// and generation (§6), output allocation, the per-tile score matmuls of the visible blocks (ATen,
+// fp32 accumulate), and either the native CPU selection (§7.1) or the row table of the AscendC
+// selection kernel.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -38,11 +39,17 @@ struct Attributes {
   int64_t precision = 1;
 };
 
-// What a backend supplies: platform facts, the kernel launcher, and whether it is the NPU.
+// Where the selection runs: the AscendC kernel through `launch` (the NPU; on the CPU the emulated
+// kernel), or natively on the CPU, fused with each tile's score matmul (spec §7.1).
+enum class Selection { kKernel, kNativeCpu };
+
+// What a backend supplies: platform facts, the kernel launcher, whether it is the NPU, and where
+// the selection runs.
 struct Backend {
   PlatformFacts facts;
   Launcher launch;
   bool npu = false;
+  Selection selection = Selection::kKernel;
 };
 
 std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at::Tensor& kflat,
@@ -67,6 +74,10 @@ at::Tensor stemIndexerMetadata(const at::Tensor& qSeqLens, const at::Tensor& kvS
 at::Tensor stemIndexerMetadataMeta(const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens, int64_t qHeads,
                                    int64_t kvHeads, bool causal, int64_t stemBlockSize, int64_t dimQkflat,
                                    int64_t windowSize);
+
+// Test hook: sets the query tile (G * TQ rows per score matmul, default 256) when rows > 0 and
+// returns the previous value; rows <= 0 only reads it. Results must not depend on it.
+int64_t setTileRowsForTest(int64_t rows);
 
 // §6 capacity in int32 words.
 int64_t metadataCapacity(int64_t batch, int64_t kvHeads);

@@ -6,6 +6,8 @@ shapes, device) and compares with :mod:`amct_ops.stem_indexer.reference` run on 
 exactly for the patterned acceptance cases, whose expected prefixes are also written here from
 the spec (so that a reference bug cannot hide an op bug), and with the spec's near-tie tolerance
 for random inputs. The metadata op is checked against the spec's worked example word for word.
+On the CPU the same cases also run the AscendC selection kernel through the kernel sim
+(``_npu_stem_indexer_emulated``), which the CPU op does not use (it selects natively).
 """
 import torch
 
@@ -13,7 +15,7 @@ from amct_ops._cli import result
 from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
 from amct_ops.stem_indexer import reference as ref
 
-OP, META_OP = "npu_stem_indexer", "npu_stem_indexer_metadata"
+OP, META_OP, EMULATED_OP = "npu_stem_indexer", "npu_stem_indexer_metadata", "_npu_stem_indexer_emulated"
 
 
 def _lens(v):
@@ -86,19 +88,20 @@ def _spec_mismatch(idx, lens, expect):
     return None
 
 
-def _run_case(name, make, attrs, prompt, expect, device):
+def _run_case(name, make, attrs, prompt, expect, device, op=OP):
+    run_op = npu_stem_indexer if op == OP else getattr(torch.ops.amct, op)
     try:
         qflat, kflat, vbias, ql, kl = make()
         pt = None if prompt is None else _lens(prompt)
         md = npu_stem_indexer_metadata(ql.to(device), kl.to(device), qflat.size(1), kflat.size(1),
                                        causal=attrs.get("causal", True))
         dev = [t.to(device) for t in (qflat, kflat, vbias, ql, kl)]
-        out = npu_stem_indexer(*dev, num_prompt_tokens=None if pt is None else pt.to(device), metadata=md, **attrs)
+        out = run_op(*dev, num_prompt_tokens=None if pt is None else pt.to(device), metadata=md, **attrs)
     except Exception as exc:  # reported, never raised
-        return result(OP, name, "bfloat16", False, f"raised {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        return result(op, name, "bfloat16", False, f"raised {type(exc).__name__}: {str(exc).splitlines()[0]}")
     bad = _check_contracts(out, qflat, kflat, torch.device(device))
     if bad:
-        return result(OP, name, "bfloat16", False, bad, out[0].device)
+        return result(op, name, "bfloat16", False, bad, out[0].device)
     got = tuple(t.cpu() for t in out)
     want = ref.stem_indexer_reference(qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt, **attrs)
     exact = not name.startswith("R")
@@ -107,13 +110,13 @@ def _run_case(name, make, attrs, prompt, expect, device):
                                          causal=attrs.get("causal", True),
                                          topk_score_precision=attrs.get("topk_score_precision", 1), exact=exact)
     except AssertionError as exc:
-        return result(OP, name, "bfloat16", False, f"vs reference: {exc}", out[0].device)
+        return result(op, name, "bfloat16", False, f"vs reference: {exc}", out[0].device)
     if expect is not None:
         bad = _spec_mismatch(*got, expect)
         if bad:
-            return result(OP, name, "bfloat16", False, bad, out[0].device)
+            return result(op, name, "bfloat16", False, bad, out[0].device)
     rows = int((got[1] > 0).sum())
-    return result(OP, name, "bfloat16", True, f"{rows} non-empty rows, {'exact' if exact else 'within tolerance'}",
+    return result(op, name, "bfloat16", True, f"{rows} non-empty rows, {'exact' if exact else 'within tolerance'}",
                   out[0].device)
 
 
@@ -139,5 +142,7 @@ def _metadata_example(device):
 def run(device):
     device = str(device)
     out = [_metadata_example(device)]
-    out += [_run_case(name, make, attrs, prompt, expect, device) for name, make, attrs, prompt, expect in CASES]
+    ops = (OP, EMULATED_OP) if torch.device(device).type == "cpu" else (OP,)
+    out += [_run_case(name, make, attrs, prompt, expect, device, op)
+            for op in ops for name, make, attrs, prompt, expect in CASES]
     return out
