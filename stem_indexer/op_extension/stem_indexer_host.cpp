@@ -361,42 +361,48 @@ void forEachTileBalanced(const std::vector<Tile>& tiles, const Work& work) {
 }
 
 // §4.1: the sortable key of a score (larger ranks higher; NaN lowest). Precision 2 ranks the
-// score's bf16 value (round to nearest even), whose 16-bit key has the same order.
+// score's bf16 value (round to nearest even), whose 16-bit key has the same order. Branch-free,
+// so that the compiler vectorises the loop over a row's candidates.
 template <int64_t Precision>
 inline uint32_t sortKey(float s) {
   uint32_t u;
   std::memcpy(&u, &s, sizeof(u));
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0;
+  const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
+  uint32_t key;
   if constexpr (Precision == 2) {
     const uint32_t v = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    return (v & 0x8000u) ? (~v & 0xFFFFu) : (v ^ 0x8000u);
+    key = v ^ ((0u - (v >> 15)) & 0x7FFFu) ^ 0x8000u;  // ~v & 0xFFFF if the sign is set, else v ^ 0x8000
   } else {
-    return (u & 0x80000000u) ? ~u : (u ^ 0x80000000u);
+    key = u ^ ((0u - (u >> 31)) | 0x80000000u);       // ~u if the sign is set, else u ^ 0x80000000
   }
+  return nan ? 0u : key;
 }
 
 // One Top-K row (§4 step 5) from its dot products, written whole: [0..3] ++ ascending(T) ++
 // [vis-4 .. vis-1], then -1 up to width. Every candidate becomes one 64-bit word key << 32 |
-// ~index, so a single unsigned order ranks by key descending and ties by the smaller index.
+// ~index, so one unsigned order ranks by key descending and ties by the smaller index, and the
+// words are distinct: the K-th largest word (nth_element on a copy) is a threshold that exactly
+// the K chosen candidates reach, and a pass in index order writes them ascending.
 template <int64_t Precision>
 void selectRow(const float* dots, const float* bias, const TopRow& row, int64_t width, int32_t* out,
-               std::vector<uint64_t>& ranked) {
-  const int64_t n = row.vis - kSink - kWin;
-  ranked.resize(static_cast<size_t>(n));
-  for (int64_t c = 0; c < n; ++c) {
+               std::vector<uint64_t>& words, std::vector<uint64_t>& work) {
+  const size_t n = static_cast<size_t>(row.vis - kSink - kWin);
+  words.resize(n);
+  for (size_t c = 0; c < n; ++c) {
     const float scaled = dots[c] * 0.015625f;  // 2^-6, then a separately rounded add (§4 step 5)
     const float s = scaled + bias[c];
-    ranked[c] = (static_cast<uint64_t>(sortKey<Precision>(s)) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(c));
+    words[c] = (static_cast<uint64_t>(sortKey<Precision>(s)) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(c));
   }
-  std::nth_element(ranked.begin(), ranked.begin() + (row.K - 1), ranked.end(), std::greater<uint64_t>());
+  work.assign(words.begin(), words.end());
+  std::nth_element(work.begin(), work.begin() + (row.K - 1), work.end(), std::greater<uint64_t>());
+  const uint64_t threshold = work[static_cast<size_t>(row.K - 1)];
   for (int32_t j = 0; j < kSink; ++j) out[j] = j;
   int32_t* chosen = out + kSink;
-  for (int64_t m = 0; m < row.K; ++m) {
-    chosen[m] = static_cast<int32_t>(kSink + (0xFFFFFFFFu - static_cast<uint32_t>(ranked[m])));
+  for (size_t c = 0; c < n; ++c) {
+    if (words[c] >= threshold) *chosen++ = static_cast<int32_t>(kSink + c);
   }
-  std::sort(chosen, chosen + row.K);
-  for (int64_t j = 0; j < kWin; ++j) chosen[row.K + j] = static_cast<int32_t>(row.vis - kWin + j);
-  std::fill(out + kSink + row.K + kWin, out + width, -1);
+  for (int64_t j = 0; j < kWin; ++j) *chosen++ = static_cast<int32_t>(row.vis - kWin + j);
+  std::fill(chosen, out + width, -1);
 }
 
 // A buffer of `elements` floats that a thread of the native CPU path keeps across tiles and calls
@@ -409,7 +415,7 @@ at::Tensor threadBuffer(std::vector<float>& keep, int64_t elements) {
 // What a thread of the native CPU path keeps across its tiles.
 struct NativeScratch {
   at::Tensor qbuf;
-  std::vector<uint64_t> ranked;
+  std::vector<uint64_t> words, work;
 };
 
 // The CPU path of §7.1: per tile, the score matmul into a per-thread buffer, then the selection of
@@ -431,9 +437,9 @@ void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at
         const float* rowDots = d + (g * count + k) * t.width;
         int32_t* out = idx + outOffset(p, t, g, row);
         if (precision == 2) {
-          selectRow<2>(rowDots, bias, row, p.maxKb, out, s.ranked);
+          selectRow<2>(rowDots, bias, row, p.maxKb, out, s.words, s.work);
         } else {
-          selectRow<1>(rowDots, bias, row, p.maxKb, out, s.ranked);
+          selectRow<1>(rowDots, bias, row, p.maxKb, out, s.words, s.work);
         }
       }
     }
