@@ -208,7 +208,6 @@ struct Plan {
   int64_t dotsElements = 0;
   int64_t topRows = 0;
   int64_t maxCandidates = 0;
-  int64_t maxTileRows = 0;  // the largest G * count of a tile
 };
 
 // The shapes and inputs every tile reads.
@@ -263,7 +262,6 @@ Plan makePlan(const std::vector<int64_t>& qLen, const std::vector<int64_t>& kvLe
       }
       plan.topRows += p.Nk * p.G * static_cast<int64_t>(end - start);
       plan.maxCandidates = std::max(plan.maxCandidates, width);
-      plan.maxTileRows = std::max(plan.maxTileRows, p.G * static_cast<int64_t>(end - start));
       start = end;
     }
   }
@@ -300,20 +298,55 @@ void fillRowTable(const Plan& plan, const Problem& p, at::Tensor& table) {
   }
 }
 
-// The score matmul of one tile: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T, with
-// Q_fp32 converted into qbuf (grown when too small; reused across the tiles of one thread).
-void scoreTile(const Tile& t, const Plan& plan, const Problem& p, at::Tensor& qbuf, at::Tensor out) {
-  const int64_t i0 = plan.rows[t.b][t.first].i;
-  const int64_t count = static_cast<int64_t>(t.count);
-  const int64_t elements = p.G * count * kDim;
-  if (!qbuf.defined() || qbuf.numel() < elements) {
-    qbuf = at::empty({plan.maxTileRows * kDim}, p.q.options().dtype(at::kFloat));
+// The fp32 scratch buffers of a tile.
+enum ScratchSlot { kQScratch = 0, kKScratch, kScoreScratch, kScratchSlots };
+
+// `elements` fp32 of scratch on `like`'s device. On the CPU a per-thread buffer kept across tiles
+// and calls (it only grows, to a few MB): fresh buffers per call would cost page faults that
+// matter for short sequences. The tensor is valid until this thread asks for the slot again.
+at::Tensor scratch(ScratchSlot slot, int64_t elements, const at::Tensor& like) {
+  if (!like.device().is_cpu()) return at::empty({elements}, like.options().dtype(at::kFloat));
+  thread_local std::vector<float> keep[kScratchSlots];
+  std::vector<float>& buf = keep[slot];
+  if (buf.size() < static_cast<size_t>(elements)) buf.resize(static_cast<size_t>(elements));
+  return at::from_blob(buf.data(), {elements}, at::TensorOptions().dtype(at::kFloat));
+}
+
+// dst (fp32, contiguous, of src's [A, R, kDim] shape) = src (bf16): exact, as bf16 is the high half
+// of fp32. On the CPU, with contiguous rows, a plain loop over the bits, which costs a fraction of
+// ATen's generic strided conversion for these few rows.
+void widenInto(at::Tensor dst, const at::Tensor& src) {
+  if (!src.device().is_cpu() || src.stride(2) != 1) {
+    dst.view(src.sizes()).copy_(src);
+    return;
   }
-  at::Tensor qt = qbuf.narrow(0, 0, elements).view({p.G, count, kDim});
-  qt.copy_(p.q.select(0, t.b).narrow(0, t.n * p.G, p.G).narrow(1, i0, count));
-  const at::Tensor& ksrc = p.k32.defined() ? p.k32 : p.k;
-  at::Tensor kt = ksrc.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width).to(at::kFloat);
-  at::mm_out(out, qt.view({p.G * count, kDim}), kt.t());
+  const uint16_t* base = reinterpret_cast<const uint16_t*>(src.data_ptr<at::BFloat16>());
+  uint32_t* out = reinterpret_cast<uint32_t*>(dst.data_ptr<float>());
+  for (int64_t a = 0; a < src.size(0); ++a) {
+    for (int64_t r = 0; r < src.size(1); ++r) {
+      const uint16_t* in = base + a * src.stride(0) + r * src.stride(1);
+      for (int64_t d = 0; d < kDim; ++d) out[d] = static_cast<uint32_t>(in[d]) << 16;
+      out += kDim;
+    }
+  }
+}
+
+// The score matmul of one tile: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T, with Q
+// (and K unless p.k32 holds it) converted into scratch.
+void scoreTile(const Tile& t, const Plan& plan, const Problem& p, at::Tensor out) {
+  const int64_t i0 = plan.rows[t.b][t.first].i;
+  const int64_t rows = p.G * static_cast<int64_t>(t.count);
+  at::Tensor q32 = scratch(kQScratch, rows * kDim, p.q);
+  widenInto(q32, p.q.select(0, t.b).narrow(0, t.n * p.G, p.G).narrow(1, i0, static_cast<int64_t>(t.count)));
+  at::Tensor k32;
+  if (p.k32.defined()) {
+    k32 = p.k32.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width);
+  } else {
+    k32 = scratch(kKScratch, t.width * kDim, p.k);
+    widenInto(k32, p.k.select(0, t.b).narrow(0, t.n, 1).narrow(1, kSink, t.width));
+    k32 = k32.view({t.width, kDim});
+  }
+  at::mm_out(out, q32.view({rows, kDim}), k32.t());
 }
 
 // K_fp32 of the candidate blocks of every item with Top-K rows, converted once per item (not once
@@ -405,16 +438,8 @@ void selectRow(const float* dots, const float* bias, const TopRow& row, int64_t 
   std::fill(chosen, out + width, -1);
 }
 
-// A buffer of `elements` floats that a thread of the native CPU path keeps across tiles and calls
-// (it only grows): fresh buffers per call would cost page faults that matter for short sequences.
-at::Tensor threadBuffer(std::vector<float>& keep, int64_t elements) {
-  if (keep.size() < static_cast<size_t>(elements)) keep.resize(static_cast<size_t>(elements));
-  return at::from_blob(keep.data(), {elements}, at::TensorOptions().dtype(at::kFloat));
-}
-
 // What a thread of the native CPU path keeps across its tiles.
 struct NativeScratch {
-  at::Tensor qbuf;
   std::vector<uint64_t> words, work;
 };
 
@@ -424,11 +449,9 @@ void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at
   int32_t* idx = indices.data_ptr<int32_t>();
   const float* vb = p.vb.data_ptr<float>();
   auto work = [&](const Tile& t, NativeScratch& s) {
-    thread_local std::vector<float> qKeep, dotsKeep;
     const int64_t count = static_cast<int64_t>(t.count);
-    if (!s.qbuf.defined()) s.qbuf = threadBuffer(qKeep, plan.maxTileRows * kDim);
-    at::Tensor dots = threadBuffer(dotsKeep, p.G * count * t.width).view({p.G * count, t.width});
-    scoreTile(t, plan, p, s.qbuf, dots);
+    at::Tensor dots = scratch(kScoreScratch, p.G * count * t.width, p.q).view({p.G * count, t.width});
+    scoreTile(t, plan, p, dots);
     const float* d = dots.data_ptr<float>();
     const float* bias = vb + biasOffset(p, t);
     for (int64_t g = 0; g < p.G; ++g) {
@@ -462,12 +485,10 @@ void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& 
   };
   if (p.q.device().is_cpu()) {
     adviseHugePages(dots);  // written once by the matmuls: fewer page faults
-    forEachTileBalanced<at::Tensor>(plan.tiles, [&](const Tile& t, at::Tensor& qbuf) {
-      scoreTile(t, plan, p, qbuf, dotsOf(t));
-    });
+    struct NoState {};
+    forEachTileBalanced<NoState>(plan.tiles, [&](const Tile& t, NoState&) { scoreTile(t, plan, p, dotsOf(t)); });
   } else {
-    at::Tensor qbuf;
-    for (const Tile& t : plan.tiles) scoreTile(t, plan, p, qbuf, dotsOf(t));
+    for (const Tile& t : plan.tiles) scoreTile(t, plan, p, dotsOf(t));
   }
   at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)},
                                at::TensorOptions().dtype(at::kLong));
