@@ -14,7 +14,7 @@
 //            the multiplier 2^(129 - Ec) (bits (256 - Ec) << 23); the keep word of the block,
 //            all ones when it is finite, else 0 (one 32-bit mask word covers its 32 elements).
 //   element  widen to fp32 (exact); elements of non-finite blocks replaced by +0 (Select with the
-//            keep words); a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only
+//            keep words, only in tiles that have such a block: one ReduceMax and a scalar read); a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only
 //            need their sign); the code magnitude is the rounding of the piecewise-linear
 //            c = min(2a, a + 2, a / 2 + 4, 7): each piece maps its part of the E2M1 grid (steps
 //            0.5, 1, 2) onto consecutive integers, so Cast fp32 -> int32 in the round mode makes
@@ -135,6 +135,7 @@ class Quantiser {
       WholeReduceMax(big[b], e[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
                      ReduceOrder::ORDER_ONLY_VALUE);
     }
+    hasNonFinite_ = U32(TileMaximum(big, blocks)).GetValue(0) == kExponentBits;
     LocalTensor<int32_t> ec = I32(B(kBClamp));
     ShiftRight(U32(B(kBClamp)), U32(big), uint32_t(23), bc);  // E (the max is never negative)
     LocalTensor<int32_t> keep = I32(B(kBKeep));
@@ -159,6 +160,17 @@ class Quantiser {
     Cast(sbHalf, sbFloat, RoundMode::CAST_RINT, blocks);
     Cast(scale, sbHalf, RoundMode::CAST_RINT, blocks);
     scaleQueue_.EnQue(scale);
+  }
+
+  // Element 0 of the result = the largest of the block maxima (blocks <= 64 * 64): the tile has a
+  // non-finite block iff it is +Inf, and then only its elements need zeroing (one scalar read).
+  __aicore__ inline LocalTensor<float> TileMaximum(const LocalTensor<float>& big, uint32_t blocks) {
+    LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
+    LocalTensor<float> total = partial[64];
+    const int32_t groups = static_cast<int32_t>(blocks / 64);
+    WholeReduceMax(partial, big, 64, groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    WholeReduceMax(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    return total;
   }
 
   // dst[i] = B(kBMul)[i / 32]: Brcb gives every value a 32-B block (8 copies), GatherMask keeps 4
@@ -194,8 +206,10 @@ class Quantiser {
     LocalTensor<float> w1 = w1Buf_.Get<float>();
     LocalTensor<float> w2 = w2Buf_.Get<float>();
     LocalTensor<float> w3 = w3Buf_.Get<float>();
-    LocalTensor<float> keepWords = B(kBKeep);
-    Select(x, keepWords.ReinterpretCast<uint8_t>(), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    if (hasNonFinite_) {
+      LocalTensor<float> keepWords = B(kBKeep);
+      Select(x, keepWords.ReinterpretCast<uint8_t>(), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    }
     LocalTensor<uint8_t> negative = maskBuf_.Get<uint8_t>();
     if (mode_ == amct_mxfp4::kFloor) Compares(negative, x, 0.0f, CMPMODE::LT, n);
     BroadcastMultipliers(w2, w1, blocks);
@@ -290,6 +304,7 @@ class Quantiser {
   BlockRange range_;
   uint32_t mode_ = 0;
   uint32_t U_ = 0;
+  bool hasNonFinite_ = false;  // of the current tile
   GlobalTensor<T> xGm_;
   GlobalTensor<uint8_t> codeGm_;
   GlobalTensor<uint8_t> scaleGm_;
