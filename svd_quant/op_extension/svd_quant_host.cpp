@@ -245,7 +245,7 @@ uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
   const uint64_t u = tileBlocks;
   const uint64_t n = u * kBlock;
   const uint64_t sz = dtype == amct_mxfp4::kFp32 ? 4 : 2;
-  uint64_t bytes = 2 * rup32(n * sz) + 2 * rup32(n / 2) + 2 * rup32(u);  // input, code and scale queues
+  uint64_t bytes = 2 * rup32(n * sz) + rup32(n / 2) + rup32(u);  // input (double), code and scale queues
   if (sz != 4) bytes += rup32(4 * n);                                     // the fp32 widening
   bytes += 3 * rup32(4 * n);                                              // three fp32 work buffers
   bytes += rup32(4 * n);                                                  // the exponent-field pattern

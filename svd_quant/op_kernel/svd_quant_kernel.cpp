@@ -74,8 +74,10 @@ class Quantiser {
     scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(scales) + range_.start, range_.length);
     // The host's ubBytes() mirrors this list (svd_quant_host.cpp).
     pipe->InitBuffer(inQueue_, 2, n * static_cast<uint32_t>(sizeof(T)));
-    pipe->InitBuffer(codeQueue_, 2, n / 2);
-    pipe->InitBuffer(scaleQueue_, 2, U_);
+    // Single output buffers: a tile's compute outlasts the previous tile's copy-out anyway, and
+    // allocating them first makes that copy-out known complete to every vector op of the tile.
+    pipe->InitBuffer(codeQueue_, 1, n / 2);
+    pipe->InitBuffer(scaleQueue_, 1, U_);
     if constexpr (sizeof(T) != 4) pipe->InitBuffer(wideBuf_, n * 4);
     pipe->InitBuffer(w1Buf_, n * 4);
     pipe->InitBuffer(w2Buf_, n * 4);
@@ -125,7 +127,7 @@ class Quantiser {
   }
 
   // Block level (A2 steps 1-4): the scale bytes, the multipliers and the keep words.
-  __aicore__ inline void BlockScales(const LocalTensor<float>& x, uint32_t blocks) {
+  __aicore__ inline void BlockScales(const LocalTensor<float>& x, const LocalTensor<uint8_t>& scale, uint32_t blocks) {
     const int32_t bc = static_cast<int32_t>(blocks);
     LocalTensor<float> e = w1Buf_.Get<float>();
     And(U16(e), U16(x), exponentBuf_.Get<uint16_t>(), static_cast<int32_t>(2 * blocks * kBlock));
@@ -154,12 +156,10 @@ class Quantiser {
     ShiftLeft(U32(B(kBMul)), U32(B(kBMul)), uint32_t(23), bc);  // 2^(129 - Ec), a normal float
     LocalTensor<float> sbFloat = big;                     // the block maxima are no longer needed
     Cast(sbFloat, sb, RoundMode::CAST_RINT, blocks);      // 0..255: exact
-    LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
     LocalTensor<float> clampSlot = B(kBClamp);
     LocalTensor<half> sbHalf = clampSlot.ReinterpretCast<half>();  // Ec is no longer needed
     Cast(sbHalf, sbFloat, RoundMode::CAST_RINT, blocks);
     Cast(scale, sbHalf, RoundMode::CAST_RINT, blocks);
-    scaleQueue_.EnQue(scale);
   }
 
   // Element 0 of the result = the largest of the block maxima (blocks <= 64 * 64): the tile has a
@@ -200,9 +200,12 @@ class Quantiser {
     const uint32_t blocks = RoundUp(u, kQuantum);
     const uint32_t n = blocks * kBlock;
     const int32_t cnt = static_cast<int32_t>(n);
+    LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
+    LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
     LocalTensor<T> in = inQueue_.template DeQue<T>();
     LocalTensor<float> x = Widen(in, u, blocks);
-    BlockScales(x, blocks);
+    BlockScales(x, scale, blocks);
+    scaleQueue_.EnQue(scale);
     LocalTensor<float> w1 = w1Buf_.Get<float>();
     LocalTensor<float> w2 = w2Buf_.Get<float>();
     LocalTensor<float> w3 = w3Buf_.Get<float>();
@@ -230,7 +233,8 @@ class Quantiser {
     ShiftLeft(sign, sign, uint32_t(3), cnt);
     Or(U16(w1), U16(w1), U16(w2), 2 * cnt);
     inQueue_.FreeTensor(in);
-    PackCodes(U32(w1), n);
+    PackCodes(U32(w1), bytes, n);
+    codeQueue_.EnQue(bytes);
   }
 
   // fp32 input only: a rounded to odd at half precision and widened back (exact), so that the
@@ -262,7 +266,7 @@ class Quantiser {
   // Two codes per byte, the even element in the low nibble: word = c0 | c1 << 4 | c2 << 8 |
   // c3 << 12 from the four lanes of every 4 (GatherMask patterns 3..6), built in the low half of a
   // 32-bit lane and kept by a GatherMask of the even 16-bit lanes.
-  __aicore__ inline void PackCodes(const LocalTensor<uint32_t>& code, uint32_t n) {
+  __aicore__ inline void PackCodes(const LocalTensor<uint32_t>& code, const LocalTensor<uint8_t>& bytes, uint32_t n) {
     LocalTensor<uint32_t> lanes = U32(w3Buf_.Get<float>());  // four runs of n / 4: lanes 0..3 of each 4
     const uint32_t quarter = n / 4;
     uint64_t kept = 0;
@@ -280,14 +284,12 @@ class Quantiser {
       Or(word.ReinterpretCast<uint16_t>(), word.ReinterpretCast<uint16_t>(),
          lanes[(j - 1) * quarter].ReinterpretCast<uint16_t>(), 2 * q);
     }
-    LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
     LocalTensor<uint16_t> halves = word.ReinterpretCast<uint16_t>();  // 2 * quarter
     for (uint32_t i = 0; i < 2 * quarter; i += 128 * kMaxRepeat) {   // 128 16-bit lanes per repeat
       const uint32_t len = MinU(2 * quarter - i, 128 * kMaxRepeat);
       GatherMaskParams params(1, static_cast<uint16_t>(len / 128), 8, 0);
       GatherMask(bytes.ReinterpretCast<uint16_t>()[i / 2], halves[i], uint8_t(1), false, 0u, params, kept);
     }
-    codeQueue_.EnQue(bytes);
   }
 
   __aicore__ inline void CopyOut(uint64_t block, uint32_t u) {
