@@ -245,7 +245,8 @@ AMCT_SIM_INLINE D RoundFloatToInt(float x) {
     r = i + static_cast<int32_t>(f >= 0.5f) - static_cast<int32_t>(f <= -0.5f);
   } else if constexpr (R != Rnd::kTrunc) {  // RINT: ties to even
     const bool odd = (i & 1) != 0;
-    r = i + static_cast<int32_t>(f > 0.5f || (f == 0.5f && odd)) - static_cast<int32_t>(f < -0.5f || (f == -0.5f && odd));
+    r = i + static_cast<int32_t>(f > 0.5f || (f == 0.5f && odd)) -
+        static_cast<int32_t>(f < -0.5f || (f == -0.5f && odd));
   }
   constexpr int32_t kMax = std::numeric_limits<D>::max();
   constexpr int32_t kMin = std::numeric_limits<D>::min();

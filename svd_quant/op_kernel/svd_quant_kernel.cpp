@@ -6,16 +6,19 @@
 // element codes are derived arithmetically in fp32, exactly for every input dtype.
 //
 // Data: a flat run of 32-element blocks (svd_quant_tiling.h). Per tile, every stage is one vector
-// op over the whole tile (or over its blocks):
+// op over the whole tile (or over its blocks), about 20 passes over the elements:
 //
-//   block    the exponent fields as floats, e = bits & 0x7F800000 (2^(F - 127), 0 for zero and
-//            subnormal fp32 values, +Inf for NaN/Inf), and their block maximum (WholeReduceMax):
-//            E = its exponent field; Ec = clamp(E, 2, 254); sb = Ec - 2, or 0xFF when E = 255;
-//            the multiplier 2^(129 - Ec) (bits (256 - Ec) << 23); the keep word of the block,
-//            all ones when it is finite, else 0 (one 32-bit mask word covers its 32 elements).
+//   block    the exponent fields as floats, e = bits & 0x7F800000 (And on the 16-bit view:
+//            2^(F - 127), 0 for zero and subnormal fp32 values, +Inf for NaN/Inf), and their block
+//            maximum (WholeReduceMax): E = its exponent field; Ec = clamp(E, 2, 254); sb = Ec - 2,
+//            or 0xFF when E = 255; the multiplier 2^(129 - Ec) (bits (256 - Ec) << 23); the keep
+//            word of the block, all ones when it is finite, else 0 (one 32-bit Select mask word
+//            covers its 32 elements, so no mask needs broadcasting).
 //   element  widen to fp32 (exact); elements of non-finite blocks replaced by +0 (Select with the
-//            keep words, only in tiles that have such a block: one ReduceMax and a scalar read); a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only
-//            need their sign); the code magnitude is the rounding of the piecewise-linear
+//            keep words, only in tiles that have such a block: a WholeReduceMax of the block
+//            maxima and one scalar read); the multipliers broadcast by contiguous Brcb;
+//            a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only need their
+//            sign); the code magnitude is the rounding of the piecewise-linear
 //            c = min(2a, a + 2, a / 2 + 4, 7): each piece maps its part of the E2M1 grid (steps
 //            0.5, 1, 2) onto consecutive integers, so Cast fp32 -> int32 in the round mode makes
 //            exactly the decisions of A2 step 6 (ties and directions included; 7 = 6.0 saturates).
@@ -82,10 +85,8 @@ class Quantiser {
     pipe->InitBuffer(w1Buf_, n * 4);
     pipe->InitBuffer(w2Buf_, n * 4);
     pipe->InitBuffer(w3Buf_, n * 4);
-    pipe->InitBuffer(exponentBuf_, n * 4);
     pipe->InitBuffer(blockBuf_, kBlockSlots * U_ * 4);
     pipe->InitBuffer(maskBuf_, n / 8);
-    Duplicate(exponentBuf_.Get<uint32_t>(), kExponentBits, static_cast<int32_t>(n));
   }
 
   __aicore__ inline void Process() {
@@ -129,8 +130,12 @@ class Quantiser {
   // Block level (A2 steps 1-4): the scale bytes, the multipliers and the keep words.
   __aicore__ inline void BlockScales(const LocalTensor<float>& x, const LocalTensor<uint8_t>& scale, uint32_t blocks) {
     const int32_t bc = static_cast<int32_t>(blocks);
+    // The exponent-field pattern is filled per tile into scratch: a constant buffer would cost
+    // a quarter of the tile.
     LocalTensor<float> e = w1Buf_.Get<float>();
-    And(U16(e), U16(x), exponentBuf_.Get<uint16_t>(), static_cast<int32_t>(2 * blocks * kBlock));
+    LocalTensor<float> pattern = w2Buf_.Get<float>();
+    Duplicate(U32(pattern), kExponentBits, static_cast<int32_t>(blocks * kBlock));
+    And(U16(e), U16(x), U16(pattern), static_cast<int32_t>(2 * blocks * kBlock));
     LocalTensor<float> big = B(kBMax);
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
       const uint32_t rep = MinU(blocks - b, kMaxRepeat);
@@ -317,7 +322,6 @@ class Quantiser {
   TBuf<TPosition::VECCALC> w1Buf_;
   TBuf<TPosition::VECCALC> w2Buf_;
   TBuf<TPosition::VECCALC> w3Buf_;
-  TBuf<TPosition::VECCALC> exponentBuf_;
   TBuf<TPosition::VECCALC> blockBuf_;
   TBuf<TPosition::VECCALC> maskBuf_;
 };
