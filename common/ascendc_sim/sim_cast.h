@@ -170,14 +170,6 @@ inline const char* SimTypeName() {
   return "?";
 }
 
-template <class D>
-inline D SaturateFloatToInt(float r) {  // r already integral (or NaN/Inf)
-  if (r != r) return D(0);
-  if (r >= static_cast<float>(std::numeric_limits<D>::max()) + 1.0f) return std::numeric_limits<D>::max();
-  if (r < static_cast<float>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
-  return static_cast<D>(r);
-}
-
 // trunc and round-half-even without libm calls or branches (baseline x86-64 has no roundps), so
 // that the loops vectorise. Everything is done on the bit patterns as int32 (GCC vectorises
 // integer selects, not float ones around a conversion): below 2^23 through an int32 conversion
@@ -234,6 +226,35 @@ AMCT_SIM_INLINE float RoundFloatIntegral(float x, Rnd r) {
 }
 
 // The loop, with the rounding direction a compile-time constant.
+// float -> int32/int16: x rounded as RoundFloatIntegral(x, R) does, saturated to D (NaN -> 0), in
+// one step: the truncation i and the exact fraction f = x - i (|x| < 2^31) decide it, with
+// selects the compiler vectorises.
+template <class D, Rnd R>
+AMCT_SIM_INLINE D RoundFloatToInt(float x) {
+  const int32_t ab = BitCast<int32_t>(x) & 0x7FFFFFFF;
+  const bool inRange = ab < 0x4F000000;  // |x| < 2^31
+  const float xc = inRange ? x : 0.0f;
+  const int32_t i = static_cast<int32_t>(xc);
+  const float f = xc - static_cast<float>(i);  // exact: |f| < 1, 0 once |x| >= 2^23
+  int32_t r = i;
+  if constexpr (R == Rnd::kFloor) {
+    r = i - static_cast<int32_t>(f < 0.0f);
+  } else if constexpr (R == Rnd::kCeil) {
+    r = i + static_cast<int32_t>(f > 0.0f);
+  } else if constexpr (R == Rnd::kRound) {
+    r = i + static_cast<int32_t>(f >= 0.5f) - static_cast<int32_t>(f <= -0.5f);
+  } else if constexpr (R != Rnd::kTrunc) {  // RINT: ties to even
+    const bool odd = (i & 1) != 0;
+    r = i + static_cast<int32_t>(f > 0.5f || (f == 0.5f && odd)) -
+        static_cast<int32_t>(f < -0.5f || (f == -0.5f && odd));
+  }
+  constexpr int32_t kMax = std::numeric_limits<D>::max();
+  constexpr int32_t kMin = std::numeric_limits<D>::min();
+  const int32_t big = ab > 0x7F800000 ? 0 : (x > 0.0f ? kMax : kMin);  // NaN, +-huge
+  r = r > kMax ? kMax : (r < kMin ? kMin : r);
+  return static_cast<D>(inRange ? r : big);
+}
+
 template <class D, class S, Rnd R>
 inline void CastLoop(D* __restrict d, const S* __restrict s, uint32_t n) {
   if constexpr (std::is_same<S, half>::value && std::is_same<D, float>::value) {
@@ -247,7 +268,9 @@ inline void CastLoop(D* __restrict d, const S* __restrict s, uint32_t n) {
   } else if constexpr (std::is_same<S, float>::value && std::is_same<D, float>::value) {
     for (uint32_t i = 0; i < n; ++i) d[i] = RoundFloatIntegral(s[i], R);
   } else if constexpr (std::is_same<S, float>::value && kIsOneOf<D, int32_t, int16_t>) {
-    for (uint32_t i = 0; i < n; ++i) d[i] = SaturateFloatToInt<D>(RoundFloatIntegral(s[i], R));
+    for (uint32_t i = 0; i < n; ++i) d[i] = RoundFloatToInt<D, R>(s[i]);
+  } else if constexpr (std::is_same<S, half>::value && kIsOneOf<D, int8_t, uint8_t>) {
+    for (uint32_t i = 0; i < n; ++i) d[i] = RoundFloatToInt<D, R>(HalfToFloatBits(s[i].amct_bits));  // exact widening
   } else if constexpr (kIsOneOf<S, int8_t, uint8_t> && std::is_same<D, half>::value) {
     for (uint32_t i = 0; i < n; ++i) d[i] = half(static_cast<float>(s[i]));  // exact
   } else if constexpr (kIsOneOf<S, int16_t> && std::is_same<D, float>::value) {

@@ -258,6 +258,9 @@ struct BlockCtx {
   uint32_t known[kPipes][kPipes];  // known[q][p] = done[p][q]: highest p op known complete to q
   std::vector<uint32_t> wV, wM2, rV, rM3;  // per 32-B UB block: last V/MTE2 write, last V/MTE3 read
   uint32_t hazardBlocksUsed = 0;            // 32-B blocks ever allocated since the last reset
+  // The newest seq in wM2 / rM3 (seqs only grow): when the consumer knows it complete, no block
+  // can fail that check, and V accesses skip the per-block scan (they still record themselves).
+  uint32_t newestWM2 = 0, newestRM3 = 0;
   std::vector<GmDma> gmM3Writes, gmM2Reads;  // DMAs of this block on tracked GM (hazard model)
   size_t gmPruneAt = 64;
 
@@ -327,6 +330,7 @@ inline void ResetHazards(BlockCtx* c) {
   std::fill(c->rV.begin(), c->rV.begin() + used, 0u);
   std::fill(c->rM3.begin(), c->rM3.begin() + used, 0u);
   c->hazardBlocksUsed = 0;
+  c->newestWM2 = c->newestRM3 = 0;
 }
 
 inline std::string SyncHint(int producer, int consumer) {
@@ -387,7 +391,9 @@ inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t byt
   uint32_t bad = 0;
   if (q == kPipeV) {
     const uint32_t tM2 = c->known[kPipeV][kPipeMte2];
-    for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wM2[b] > tM2);
+    if (c->newestWM2 > tM2) {
+      for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wM2[b] > tM2);
+    }
     if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, false, b0, b1);
     std::fill(c->rV.begin() + b0, c->rV.begin() + b1, seq);
   } else {
@@ -396,6 +402,7 @@ inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t byt
     for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wV[b] > tV) | static_cast<uint32_t>(wM2[b] > tM2);
     if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, false, b0, b1);
     std::fill(c->rM3.begin() + b0, c->rM3.begin() + b1, seq);
+    c->newestRM3 = seq;
   }
 }
 
@@ -414,7 +421,11 @@ inline void UbWrite(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t by
   const uint32_t tM3 = K[kPipeMte3];
   uint32_t bad = 0;
   if (q == kPipeV) {
-    for (uint32_t b = b0; b < b1; ++b) bad |= static_cast<uint32_t>(wM2[b] > tM2) | static_cast<uint32_t>(rM3[b] > tM3);
+    if (c->newestWM2 > tM2 || c->newestRM3 > tM3) {
+      for (uint32_t b = b0; b < b1; ++b) {
+        bad |= static_cast<uint32_t>(wM2[b] > tM2) | static_cast<uint32_t>(rM3[b] > tM3);
+      }
+    }
     if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, true, b0, b1);
     std::fill(c->wV.begin() + b0, c->wV.begin() + b1, seq);
   } else {
@@ -424,6 +435,7 @@ inline void UbWrite(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t by
     }
     if (__builtin_expect(bad != 0, 0)) ReportUbHazard(c, api, q, true, b0, b1);
     std::fill(c->wM2.begin() + b0, c->wM2.begin() + b1, seq);
+    c->newestWM2 = seq;
   }
 }
 

@@ -277,6 +277,17 @@ inline void GatherMaskImpl(Opnd d, Opnd s, const Opnd* pat, uint8_t builtin, boo
   }
   W* dst = reinterpret_cast<W*>(d.ptr);
   const bool dense = ss.blkStride == 32;
+  if (dense && ss.repStride == 256 && pat == nullptr && builtin != 7) {
+    // Built-in patterns 1-6 over back-to-back repeats: every 2nd / 4th lane of one run, a
+    // strided loop the compiler vectorises.
+    const uint32_t step = builtin <= 2 ? 2 : 4;
+    const uint32_t lane0 = builtin <= 2 ? builtin - 1u : builtin - 3u;
+    const W* src = reinterpret_cast<const W*>(s.ptr) + lane0;
+    const uint32_t total = kept * R;
+    for (uint32_t k = 0; k < total; ++k) dst[k] = src[static_cast<size_t>(k) * step];
+    AMCT_SIM_BARRIER();
+    return;
+  }
   for (uint32_t r = 0; r < R; ++r) {
     const uint8_t* rep = s.ptr + r * ss.repStride;
     if (dense) {

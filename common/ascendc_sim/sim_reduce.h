@@ -252,11 +252,43 @@ inline half ExtremumOfHalf(const half* ph, uint32_t n, RedKind k, bool wantIndex
   return out;
 }
 
+// ExtremumOf for float rows of whole 8-lane groups without the index: the same lane-wise
+// accumulation (acc[j] over lanes j, j + 8, ...; then acc[0..7] in order), in registers.
+template <class Better>
+AMCT_SIM_INLINE float FoldRows8(const float* p, uint32_t n, Better better) {
+  float acc[8];
+  for (uint32_t j = 0; j < 8; ++j) acc[j] = p[j];
+  for (uint32_t e = 8; e < n; e += 8) {
+    for (uint32_t j = 0; j < 8; ++j) acc[j] = better(p[e + j], acc[j]) ? p[e + j] : acc[j];
+  }
+  float best = acc[0];
+  for (uint32_t j = 1; j < 8; ++j) best = better(acc[j], best) ? acc[j] : best;
+  return best;
+}
+
+inline float ExtremumOfRows8(const float* p, uint32_t n, RedKind k, uint32_t* index) {
+  const float best = k == RedKind::kMax ? FoldRows8(p, n, [](float a, float b) { return a > b; })
+                                        : FoldRows8(p, n, [](float a, float b) { return a < b; });
+  *index = 0;
+  if (best == 0.0f) {  // the zero as stored (its sign): the first lane equal to it
+    for (uint32_t i = 0; i < n; ++i) {
+      if (p[i] == best) {
+        *index = i;
+        return p[i];
+      }
+    }
+  }
+  return best;
+}
+
 template <class T>
 inline T ExtremumOf(const T* p, uint32_t n, RedKind k, bool wantIndex, uint32_t* index) {
   if constexpr (std::is_same<T, half>::value) return ExtremumOfHalf(p, n, k, wantIndex, index);
   using A = Arith<T>;
   using C = typename A::C;
+  if constexpr (std::is_same<T, float>::value) {
+    if (n % 8 == 0 && n != 0 && !wantIndex) return ExtremumOfRows8(p, n, k, index);
+  }
   C acc[8];
   const uint32_t w = n < 8 ? n : 8;
   for (uint32_t j = 0; j < 8; ++j) acc[j] = A::Load(p[j < w ? j : 0]);  // accumulators >= w stay unused

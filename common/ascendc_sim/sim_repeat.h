@@ -82,6 +82,18 @@ struct StridedShape {
     }
     return true;
   }
+  // Blocks 0..k-1 of every repeat touched, the others not, and repeats k blocks apart: the
+  // footprint is one range [0, repeats * repStride) at the hazard model's 32-B granularity
+  // (e.g. a 32-lane WholeReduce of float rows). Returns k, or 0 if the shape is not like that.
+  uint32_t ContiguousPrefixBlocks() const {
+    if (blkStride != 32) return 0;
+    uint32_t k = 0;
+    while (k < 8 && first[k] < end[k]) ++k;
+    for (uint32_t b = k; b < 8; ++b) {
+      if (first[b] < end[b]) return 0;
+    }
+    return k != 0 && repStride == 32ull * k ? k : 0;
+  }
   // One past the last byte touched (0 if nothing is).
   uint64_t Extent() const {
     if (repeats == 0) return 0;
@@ -121,7 +133,7 @@ inline void ShapeFull(StridedShape& s) {
 template <class Mark>
 inline void ForEachRange(const StridedShape& s, uint32_t base, Mark mark) {
   if (s.repeats == 0) return;
-  if (s.Dense()) {
+  if (s.Dense() || s.ContiguousPrefixBlocks() != 0) {
     mark(base, static_cast<uint32_t>(s.repeats * s.repStride));
     return;
   }

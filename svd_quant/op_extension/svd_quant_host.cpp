@@ -23,7 +23,7 @@ constexpr int64_t kBlock = amct_mxfp4::kMxBlock;
 constexpr uint32_t kQuantum = amct_mxfp4::kMxTileQuantum;
 constexpr uint32_t kMaxTileBlocks = 512;   // 16384 elements: bounds the per-call counts
 constexpr uint64_t kMinBlocksPerCore = 64;  // fewer would not pay for a core's set-up
-constexpr uint64_t kBlockSlots = 4;         // the kernel's BlockSlot count (svd_quant_kernel.cpp)
+constexpr uint64_t kBlockSlots = 5;         // the kernel's BlockSlot count (svd_quant_kernel.cpp)
 
 uint64_t rup32(uint64_t v) { return roundUp(v, 32); }
 
@@ -245,12 +245,11 @@ uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
   const uint64_t u = tileBlocks;
   const uint64_t n = u * kBlock;
   const uint64_t sz = dtype == amct_mxfp4::kFp32 ? 4 : 2;
-  uint64_t bytes = 2 * rup32(n * sz) + 2 * rup32(n / 2) + 2 * rup32(u);  // input, code and scale queues
+  uint64_t bytes = 2 * rup32(n * sz) + rup32(n / 2) + rup32(u);  // input (double), code and scale queues
   if (sz != 4) bytes += rup32(4 * n);                                     // the fp32 widening
   bytes += 3 * rup32(4 * n);                                              // three fp32 work buffers
-  bytes += rup32(4 * (n / 8) + rup32(u / 8));                             // compare masks
   bytes += rup32(kBlockSlots * u * 4);                                    // block-level slots
-  bytes += rup32(4 * n);                                                  // the sign weights
+  bytes += rup32(n / 8);                                                  // the "floor" sign mask
   return bytes;
 }
 

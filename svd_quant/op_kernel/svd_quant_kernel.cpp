@@ -3,28 +3,36 @@
 // and dav-3510 and, on every machine, by g++ against the kernel sim (the CPU backend).
 //
 // Only the API common to both arches is used (no fp4/e8m0 types, which dav-2201 lacks): the
-// element codes are derived arithmetically in fp32, which is exact for every input dtype.
+// element codes are derived arithmetically in fp32, exactly for every input dtype.
 //
 // Data: a flat run of 32-element blocks (svd_quant_tiling.h). Per tile, every stage is one vector
-// op over the whole tile:
+// op over the whole tile (or over its blocks), about 20 passes over the elements:
 //
-//   element  widen to fp32 (exact); exponent field e = (bits << 1) >> 24; the non-finite blocks'
-//            elements zeroed (keep mask); y = x * 2^(129 - Ec) (exact: a power of two); a = |y|;
-//            the piece of the E2M1 grid a falls in (a < 2: step 0.5, a < 4: step 1, else step 2)
-//            gives t = a * {2, 1, 1/2} and the code offset {0, 2, 4}; r = Cast fp32->fp32 of t
-//            in the round mode (ties and directions are then exactly those of A2 step 6, as each
-//            piece scales the grid to the integers); code = min(r + offset, 7) + 8 * sign bit;
-//            four codes per 16-bit word, exactly in fp32 (GatherMask lanes 0..3 of every 4,
-//            Horner in base 16, Cast fp32 -> int32 -> int16).
-//   block    E = max e (WholeReduceMax, 32 lanes per repeat); Ec = clamp(E, 2, 254); sb = Ec - 2,
-//            or 0xFF when E = 255 (a NaN or Inf in the block); the multiplier's bits (256 - Ec)
-//            << 23 (0 for non-finite blocks), broadcast to the elements with Brcb.
+//   block    the exponent fields as floats, e = bits & 0x7F800000 (And on the 16-bit view:
+//            2^(F - 127), 0 for zero and subnormal fp32 values, +Inf for NaN/Inf), and their block
+//            maximum (WholeReduceMax): E = its exponent field; Ec = clamp(E, 2, 254); sb = Ec - 2,
+//            or 0xFF when E = 255; the multiplier 2^(129 - Ec) (bits (256 - Ec) << 23); the keep
+//            word of the block, all ones when it is finite, else 0 (one 32-bit Select mask word
+//            covers its 32 elements, so no mask needs broadcasting).
+//   element  widen to fp32 (exact); elements of non-finite blocks replaced by +0 (Select with the
+//            keep words, only in tiles that have such a block: a WholeReduceMax of the block
+//            maxima and one scalar read); the multipliers broadcast by contiguous Brcb;
+//            a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only need their
+//            sign); the code magnitude is the rounding of the piecewise-linear
+//            c = min(2a, a + 2, a / 2 + 4, 7): each piece maps its part of the E2M1 grid (steps
+//            0.5, 1, 2) onto consecutive integers, so Cast fp32 -> int32 in the round mode makes
+//            exactly the decisions of A2 step 6 (ties and directions included; 7 = 6.0 saturates).
+//            c is exact when a has at most 11 significant bits (bf16, fp16); fp32 products are
+//            first rounded to odd at half precision (Cast fp32 -> half CAST_ODD), which keeps every
+//            decision (the grid points and midpoints are even at that precision). Then code |=
+//            sign bit << 3, and four codes per 16-bit word (GatherMask lanes 0..3 of every 4,
+//            Horner in base 16 with shifts and Or, GatherMask of the low halves).
 //
-// Non-finite blocks: their multiplier is 0, so their elements fail the keep test and are
-// replaced by +0 before anything else touches them: every intermediate is finite and their codes
-// come out 0 (spec A2 step 1). Sign bits come from the bits of the kept value, so -0 gives code 8.
-// "floor" on a negative value rounds |y| up; |y| is raised to the smallest subnormal first so
-// that a non-zero x whose product underflowed still gets magnitude 0.5 (A2 step 5).
+// Non-finite blocks: their elements are +0 before anything else touches them, so every
+// intermediate is finite and their codes come out 0 (spec A2 step 1). Sign bits come from the kept
+// value, so -0 gives code 8. "floor" rounds c down where x >= 0 and up where x < 0, with c raised
+// to the smallest subnormal first so that a non-zero x whose product underflowed still gets
+// magnitude 0.5 (A2 step 5).
 #include "kernel_operator.h"
 #include "amct_kernel_common.h"
 #include "svd_quant_tiling.h"
@@ -38,20 +46,22 @@ using amct_mxfp4::Mxfp4Tiling;
 
 constexpr uint32_t kBlock = amct_mxfp4::kMxBlock;
 constexpr uint32_t kQuantum = amct_mxfp4::kMxTileQuantum;
-constexpr uint32_t kMaxRepeat = 255;          // repeats per repeat-form call
-constexpr uint32_t kBrcbChunk = 8 * kMaxRepeat;  // block values per Brcb call (8 per repeat)
+constexpr uint32_t kMaxRepeat = 255;              // repeats per repeat-form call
 constexpr float kTinyPositive = 1.40129846e-45f;  // 2^-149, the smallest fp32 subnormal
+constexpr uint32_t kExponentBits = 0x7F800000u;
 
-// Block-level slots (tileBlocks floats each).
+// Block-level slots (tileBlocks 32-bit values each).
 enum BlockSlot : uint32_t {
-  kBExp = 0,  // E, the largest exponent field of the block
-  kBClamp,    // Ec, then sb's half bits
-  kBScale,    // sb (as float)
-  kBMul,      // the multiplier 2^(129 - Ec) (bits built in int32), 0 where non-finite
+  kBMax = 0,  // the largest exponent float of the block, then sb as float
+  kBClamp,    // E, then Ec (int32)
+  kBKeep,     // the keep word: 0xFFFFFFFF for a finite block, else 0
+  kBScale,    // sb (int32)
+  kBMul,      // the multiplier 2^(129 - Ec) (bits built in int32)
   kBlockSlots
 };
 
 __aicore__ inline uint32_t RoundUp(uint32_t v, uint32_t m) { return (v + m - 1) / m * m; }
+__aicore__ inline uint32_t MinU(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 template <typename T>
 class Quantiser {
@@ -67,16 +77,16 @@ class Quantiser {
     scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(scales) + range_.start, range_.length);
     // The host's ubBytes() mirrors this list (svd_quant_host.cpp).
     pipe->InitBuffer(inQueue_, 2, n * static_cast<uint32_t>(sizeof(T)));
-    pipe->InitBuffer(codeQueue_, 2, n / 2);
-    pipe->InitBuffer(scaleQueue_, 2, U_);
+    // Single output buffers: a tile's compute outlasts the previous tile's copy-out anyway, and
+    // allocating them first makes that copy-out known complete to every vector op of the tile.
+    pipe->InitBuffer(codeQueue_, 1, n / 2);
+    pipe->InitBuffer(scaleQueue_, 1, U_);
     if constexpr (sizeof(T) != 4) pipe->InitBuffer(wideBuf_, n * 4);
     pipe->InitBuffer(w1Buf_, n * 4);
     pipe->InitBuffer(w2Buf_, n * 4);
     pipe->InitBuffer(w3Buf_, n * 4);
-    pipe->InitBuffer(maskBuf_, 4 * (n / 8) + RoundUp(U_ / 8, 32));
     pipe->InitBuffer(blockBuf_, kBlockSlots * U_ * 4);
-    pipe->InitBuffer(signBuf_, n * 4);
-    BuildSignWeights(n);
+    pipe->InitBuffer(maskBuf_, n / 8);
   }
 
   __aicore__ inline void Process() {
@@ -89,29 +99,14 @@ class Quantiser {
 
  private:
   __aicore__ inline LocalTensor<float> B(uint32_t slot) { return blockBuf_.Get<float>()[slot * U_]; }
-  // Element-level compare masks (n/8 bytes each): 0 keep, 1 a < 2, 2 a < 4, 3 x < 0.
-  __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t k) { return maskBuf_.Get<uint8_t>()[k * (U_ * kBlock / 8)]; }
-  __aicore__ inline LocalTensor<uint8_t> FiniteMask() { return maskBuf_.Get<uint8_t>()[4 * (U_ * kBlock / 8)]; }
   static __aicore__ inline LocalTensor<uint32_t> U32(const LocalTensor<float>& t) {
     return t.ReinterpretCast<uint32_t>();
   }
   static __aicore__ inline LocalTensor<int32_t> I32(const LocalTensor<float>& t) {
     return t.ReinterpretCast<int32_t>();
   }
-
-  // signBuf_[i] = -8 where i % 4 == 3, else +8 (once per launch, with w1/w3 as scratch).
-  __aicore__ inline void BuildSignWeights(uint32_t n) {
-    LocalTensor<int32_t> index = w1Buf_.Get<int32_t>();
-    CreateVecIndex(index, int32_t(0), n);
-    LocalTensor<uint32_t> lane = index.ReinterpretCast<uint32_t>();
-    ShiftLeft(lane, lane, uint32_t(30), static_cast<int32_t>(n));
-    ShiftRight(lane, lane, uint32_t(30), static_cast<int32_t>(n));  // i % 4
-    LocalTensor<float> laneF = w1Buf_.Get<float>();
-    Cast(laneF, index, RoundMode::CAST_RINT, n);
-    Compares(Mask(0), laneF, 3.0f, CMPMODE::EQ, n);
-    LocalTensor<float> weights = signBuf_.Get<float>();
-    Duplicate(weights, -8.0f, static_cast<int32_t>(n));
-    Select(weights, Mask(0), weights, 8.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+  static __aicore__ inline LocalTensor<uint16_t> U16(const LocalTensor<float>& t) {
+    return t.ReinterpretCast<uint16_t>();
   }
 
   __aicore__ inline void CopyIn(uint64_t block, uint32_t u) {
@@ -132,51 +127,77 @@ class Quantiser {
     }
   }
 
-  // Block level: E, the scale bytes, the multipliers (A2 steps 1-4).
-  __aicore__ inline void BlockScales(const LocalTensor<float>& x, uint32_t blocks) {
-    const uint32_t n = blocks * kBlock;
-    const int32_t cnt = static_cast<int32_t>(n);
-    LocalTensor<uint32_t> e = U32(w1Buf_.Get<float>());
-    ShiftLeft(e, U32(x), uint32_t(1), cnt);    // drop the sign
-    ShiftRight(e, e, uint32_t(24), cnt);       // the 8-bit exponent field
-    LocalTensor<float> ef = w1Buf_.Get<float>();
-    Cast(ef, I32(ef), RoundMode::CAST_RINT, n);  // small integers: exact
-    LocalTensor<float> big = B(kBExp);
+  // Block level (A2 steps 1-4): the scale bytes, the multipliers and the keep words.
+  __aicore__ inline void BlockScales(const LocalTensor<float>& x, const LocalTensor<uint8_t>& scale, uint32_t blocks) {
+    const int32_t bc = static_cast<int32_t>(blocks);
+    // The exponent-field pattern is filled per tile into scratch: a constant buffer would cost
+    // a quarter of the tile.
+    LocalTensor<float> e = w1Buf_.Get<float>();
+    LocalTensor<float> pattern = w2Buf_.Get<float>();
+    Duplicate(U32(pattern), kExponentBits, static_cast<int32_t>(blocks * kBlock));
+    And(U16(e), U16(x), U16(pattern), static_cast<int32_t>(2 * blocks * kBlock));
+    LocalTensor<float> big = B(kBMax);
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
-      uint32_t rep = blocks - b < kMaxRepeat ? blocks - b : kMaxRepeat;
-      WholeReduceMax(big[b], ef[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
+      const uint32_t rep = MinU(blocks - b, kMaxRepeat);
+      WholeReduceMax(big[b], e[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
                      ReduceOrder::ORDER_ONLY_VALUE);
     }
-    const int32_t bc = static_cast<int32_t>(blocks);
-    LocalTensor<uint8_t> finite = FiniteMask();
-    Compares(finite, big, 255.0f, CMPMODE::LT, blocks);
-    LocalTensor<float> ec = B(kBClamp);
-    Maxs(ec, big, 2.0f, bc);
-    Mins(ec, ec, 254.0f, bc);
-    LocalTensor<float> sb = B(kBScale);
-    Adds(sb, ec, -2.0f, bc);
-    Select(sb, finite, sb, 255.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, blocks);
-    LocalTensor<float> mul = B(kBMul);
-    Muls(mul, ec, -1.0f, bc);
-    Adds(mul, mul, 256.0f, bc);                       // the multiplier's exponent field 256 - Ec
-    Cast(I32(mul), mul, RoundMode::CAST_RINT, blocks);
-    ShiftLeft(U32(mul), U32(mul), uint32_t(23), bc);  // 2^(129 - Ec), a normal float
-    Select(mul, finite, mul, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, blocks);
-    LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
-    LocalTensor<half> sbHalf = ec.ReinterpretCast<half>();  // Ec is no longer needed
-    Cast(sbHalf, sb, RoundMode::CAST_RINT, blocks);   // 0..255: exact
+    hasNonFinite_ = U32(TileMaximum(big, blocks)).GetValue(0) == kExponentBits;
+    LocalTensor<int32_t> ec = I32(B(kBClamp));
+    ShiftRight(U32(B(kBClamp)), U32(big), uint32_t(23), bc);  // E (the max is never negative)
+    LocalTensor<int32_t> keep = I32(B(kBKeep));
+    Adds(keep, ec, int32_t(-255), bc);
+    ShiftRight(keep, keep, int32_t(31), bc);  // arithmetic: -1 where E < 255, else 0
+    Maxs(ec, ec, int32_t(2), bc);
+    Mins(ec, ec, int32_t(254), bc);
+    // sb = Ec + 1 + 3 * keep: Ec - 2 for a finite block, 255 (= 254 + 1) for a non-finite one.
+    LocalTensor<int32_t> sb = I32(B(kBScale));
+    Muls(sb, keep, int32_t(3), bc);
+    Add(sb, sb, ec, bc);
+    Adds(sb, sb, int32_t(1), bc);
+    LocalTensor<int32_t> mul = I32(B(kBMul));
+    Muls(mul, ec, int32_t(-1), bc);
+    Adds(mul, mul, int32_t(256), bc);                     // the multiplier's exponent field 256 - Ec
+    ShiftLeft(U32(B(kBMul)), U32(B(kBMul)), uint32_t(23), bc);  // 2^(129 - Ec), a normal float
+    LocalTensor<float> sbFloat = big;                     // the block maxima are no longer needed
+    Cast(sbFloat, sb, RoundMode::CAST_RINT, blocks);      // 0..255: exact
+    LocalTensor<float> clampSlot = B(kBClamp);
+    LocalTensor<half> sbHalf = clampSlot.ReinterpretCast<half>();  // Ec is no longer needed
+    Cast(sbHalf, sbFloat, RoundMode::CAST_RINT, blocks);
     Cast(scale, sbHalf, RoundMode::CAST_RINT, blocks);
-    scaleQueue_.EnQue(scale);
   }
 
-  // dst[i] = B(kBMul)[i / 32]: each value fills 4 consecutive 32-B blocks (4 Brcb passes).
-  __aicore__ inline void BroadcastMultipliers(const LocalTensor<float>& dst, uint32_t blocks) {
+  // Element 0 of the result = the largest of the block maxima (blocks <= 64 * 64): the tile has a
+  // non-finite block iff it is +Inf, and then only its elements need zeroing (one scalar read).
+  __aicore__ inline LocalTensor<float> TileMaximum(const LocalTensor<float>& big, uint32_t blocks) {
+    LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
+    LocalTensor<float> total = partial[64];
+    const int32_t groups = static_cast<int32_t>(blocks / 64);
+    WholeReduceMax(partial, big, 64, groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    WholeReduceMax(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    return total;
+  }
+
+  // dst[i] = B(kBMul)[i / 32]: Brcb gives every value a 32-B block (8 copies), GatherMask keeps 4
+  // of them, and a second Brcb turns each of those into a block: 32 copies, all contiguous.
+  __aicore__ inline void BroadcastMultipliers(const LocalTensor<float>& dst, const LocalTensor<float>& tmp,
+                                              uint32_t blocks) {
+    LocalTensor<float> eight = tmp;             // 8 * blocks values
+    LocalTensor<float> four = tmp[8 * blocks];  // 4 * blocks values
     LocalTensor<float> mul = B(kBMul);
-    for (uint32_t b = 0; b < blocks; b += kBrcbChunk) {
-      uint32_t len = blocks - b < kBrcbChunk ? blocks - b : kBrcbChunk;
-      for (uint32_t k = 0; k < 4; ++k) {
-        Brcb(dst[b * kBlock + 8 * k], mul[b], static_cast<uint8_t>(len / 8), BrcbRepeatParams(4, 32));
-      }
+    for (uint32_t b = 0; b < blocks; b += 8 * kMaxRepeat) {
+      const uint32_t len = MinU(blocks - b, 8 * kMaxRepeat);
+      Brcb(eight[8 * b], mul[b], static_cast<uint8_t>(len / 8), BrcbRepeatParams(1, 8));
+    }
+    uint64_t kept = 0;
+    for (uint32_t b = 0; b < blocks; b += 8 * kMaxRepeat) {  // 8 blocks' copies per 256-B repeat
+      const uint32_t len = MinU(blocks - b, 8 * kMaxRepeat);
+      GatherMaskParams params(1, static_cast<uint16_t>(len / 8), 8, 0);
+      GatherMask(four[4 * b], eight[8 * b], uint8_t(1), false, 0u, params, kept);  // even lanes
+    }
+    for (uint32_t v = 0; v < 4 * blocks; v += 8 * kMaxRepeat) {
+      const uint32_t len = MinU(4 * blocks - v, 8 * kMaxRepeat);
+      Brcb(dst[8 * v], four[v], static_cast<uint8_t>(len / 8), BrcbRepeatParams(1, 8));
     }
   }
 
@@ -184,85 +205,96 @@ class Quantiser {
     const uint32_t blocks = RoundUp(u, kQuantum);
     const uint32_t n = blocks * kBlock;
     const int32_t cnt = static_cast<int32_t>(n);
+    LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
+    LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
     LocalTensor<T> in = inQueue_.template DeQue<T>();
     LocalTensor<float> x = Widen(in, u, blocks);
-    BlockScales(x, blocks);
+    BlockScales(x, scale, blocks);
+    scaleQueue_.EnQue(scale);
     LocalTensor<float> w1 = w1Buf_.Get<float>();
     LocalTensor<float> w2 = w2Buf_.Get<float>();
     LocalTensor<float> w3 = w3Buf_.Get<float>();
-    BroadcastMultipliers(w2, blocks);
-    // Keep the elements of finite blocks (multiplier > 0), +0 elsewhere.
-    Compares(Mask(0), w2, 0.0f, CMPMODE::GT, n);
-    Select(w1, Mask(0), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
-    if (mode_ == amct_mxfp4::kFloor) Compares(Mask(3), w1, 0.0f, CMPMODE::LT, n);
-    // sign bit * (+8, +8, +8, -8 per 4 lanes; see PackCodes), kept in x (no longer needed).
-    ShiftRight(U32(x), U32(w1), uint32_t(31), cnt);
-    Cast(x, I32(x), RoundMode::CAST_RINT, n);
-    Mul(x, x, signBuf_.Get<float>(), cnt);
-    // a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only need their sign).
-    Mul(w2, w1, w2, cnt);
-    Abs(w2, w2, cnt);
-    // t = a * 2 (a < 2), a (a < 4), a / 2 (else): the grid's piece scaled to the integers.
-    Compares(Mask(1), w2, 2.0f, CMPMODE::LT, n);
-    Compares(Mask(2), w2, 4.0f, CMPMODE::LT, n);
+    if (hasNonFinite_) {
+      LocalTensor<float> keepWords = B(kBKeep);
+      Select(x, keepWords.ReinterpretCast<uint8_t>(), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    }
+    LocalTensor<uint8_t> negative = maskBuf_.Get<uint8_t>();
+    if (mode_ == amct_mxfp4::kFloor) Compares(negative, x, 0.0f, CMPMODE::LT, n);
+    BroadcastMultipliers(w2, w1, blocks);
+    Mul(w2, x, w2, cnt);
+    Abs(w2, w2, cnt);  // a
+    if constexpr (sizeof(T) == 4) RoundToOddHalf(w2, w1, n);
+    // c = min(2a, a + 2, a / 2 + 4, 7) = min(a + min(a, 2), a / 2 + 4, 7).
+    Mins(w3, w2, 2.0f, cnt);
+    Add(w3, w2, w3, cnt);
     Muls(w1, w2, 0.5f, cnt);
-    Select(w1, Mask(2), w2, w1, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
-    Muls(w3, w2, 2.0f, cnt);
-    Select(w1, Mask(1), w3, w1, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
-    RoundToIntegral(w2, w1, w3, n);
-    // code = r + {0, 2, 4} per piece, saturated at 7 (= 6.0), plus the sign.
-    Adds(w1, w2, 4.0f, cnt);
-    Adds(w3, w2, 2.0f, cnt);
-    Select(w1, Mask(2), w3, w1, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
-    Select(w1, Mask(1), w2, w1, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
-    Mins(w1, w1, 7.0f, cnt);
-    Add(w1, w1, x, cnt);
+    Adds(w1, w1, 4.0f, cnt);
+    Min(w3, w3, w1, cnt);
+    Mins(w3, w3, 7.0f, cnt);
+    RoundToCode(I32(w1), w3, w2, negative, n);
+    // code |= sign bit << 3.
+    LocalTensor<uint32_t> sign = U32(w2);
+    ShiftRight(sign, U32(x), uint32_t(31), cnt);
+    ShiftLeft(sign, sign, uint32_t(3), cnt);
+    Or(U16(w1), U16(w1), U16(w2), 2 * cnt);
     inQueue_.FreeTensor(in);
-    PackCodes(w1, n);
+    PackCodes(U32(w1), bytes, n);
+    codeQueue_.EnQue(bytes);
   }
 
-  // r = t rounded to an integer as A2 step 6 says for this round mode (t >= 0 is in w1).
-  __aicore__ inline void RoundToIntegral(const LocalTensor<float>& r, const LocalTensor<float>& t,
-                                         const LocalTensor<float>& tmp, uint32_t n) {
+  // fp32 input only: a rounded to odd at half precision and widened back (exact), so that the
+  // piecewise-linear c is computed exactly and still decides as a would.
+  __aicore__ inline void RoundToOddHalf(const LocalTensor<float>& a, const LocalTensor<float>& tmp, uint32_t n) {
+    LocalTensor<half> narrow = tmp.ReinterpretCast<half>();
+    Cast(narrow, a, RoundMode::CAST_ODD, n);
+    Cast(a, narrow, RoundMode::CAST_NONE, n);
+  }
+
+  // code = c rounded to an integer as A2 step 6 says for this round mode.
+  __aicore__ inline void RoundToCode(const LocalTensor<int32_t>& code, const LocalTensor<float>& c,
+                                     const LocalTensor<float>& tmp, const LocalTensor<uint8_t>& negative,
+                                     uint32_t n) {
     if (mode_ == amct_mxfp4::kRound) {
-      Cast(r, t, RoundMode::CAST_ROUND, n);
+      Cast(code, c, RoundMode::CAST_ROUND, n);
     } else if (mode_ == amct_mxfp4::kRint) {
-      Cast(r, t, RoundMode::CAST_RINT, n);
+      Cast(code, c, RoundMode::CAST_RINT, n);
     } else {
-      // Toward -inf on the signed value: floor of |y| where y >= 0, ceil of |y| where y < 0.
-      Cast(r, t, RoundMode::CAST_FLOOR, n);
-      Maxs(t, t, kTinyPositive, static_cast<int32_t>(n));
-      Cast(tmp, t, RoundMode::CAST_CEIL, n);
-      Select(r, Mask(3), tmp, r, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+      // Toward -inf on the signed value: floor of c where x >= 0, ceil of c where x < 0.
+      Cast(code, c, RoundMode::CAST_FLOOR, n);
+      Maxs(c, c, kTinyPositive, static_cast<int32_t>(n));
+      Cast(I32(tmp), c, RoundMode::CAST_CEIL, n);
+      LocalTensor<float> codeBits = code.template ReinterpretCast<float>();
+      Select(codeBits, negative, tmp, codeBits, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
     }
   }
 
-  // Two codes per byte, the even element in the low nibble, four codes per 16-bit word: the word
-  // c0 | c1 << 4 | c2 << 8 | c3 << 12 as a signed int16 is sum 16^j c'_j, where c'_3 carries its
-  // sign as -8 instead of +8 (the sign weights): computed exactly in fp32 from the four lanes of
-  // every 4 (GatherMask patterns 3..6), then Cast fp32 -> int32 -> int16 (exact, no saturation).
-  __aicore__ inline void PackCodes(const LocalTensor<float>& code, uint32_t n) {
-    LocalTensor<float> lanes = w3Buf_.Get<float>();  // four runs of n / 4: lanes 0, 1, 2, 3 of each 4
+  // Two codes per byte, the even element in the low nibble: word = c0 | c1 << 4 | c2 << 8 |
+  // c3 << 12 from the four lanes of every 4 (GatherMask patterns 3..6), built in the low half of a
+  // 32-bit lane and kept by a GatherMask of the even 16-bit lanes.
+  __aicore__ inline void PackCodes(const LocalTensor<uint32_t>& code, const LocalTensor<uint8_t>& bytes, uint32_t n) {
+    LocalTensor<uint32_t> lanes = U32(w3Buf_.Get<float>());  // four runs of n / 4: lanes 0..3 of each 4
     const uint32_t quarter = n / 4;
     uint64_t kept = 0;
-    for (uint32_t i = 0; i < n; i += 64 * kMaxRepeat) {  // 64 floats per repeat
-      uint32_t len = n - i < 64 * kMaxRepeat ? n - i : 64 * kMaxRepeat;
+    for (uint32_t i = 0; i < n; i += 64 * kMaxRepeat) {  // 64 32-bit lanes per repeat
+      const uint32_t len = MinU(n - i, 64 * kMaxRepeat);
       GatherMaskParams params(1, static_cast<uint16_t>(len / 64), 8, 0);
       for (uint32_t j = 0; j < 4; ++j) {
         GatherMask(lanes[j * quarter + i / 4], code[i], static_cast<uint8_t>(3 + j), false, 0u, params, kept);
       }
     }
     const int32_t q = static_cast<int32_t>(quarter);
-    LocalTensor<float> word = lanes[3 * quarter];
-    for (uint32_t j = 3; j > 0; --j) {  // Horner: ((c3 * 16 + c2) * 16 + c1) * 16 + c0
-      Muls(word, word, 16.0f, q);
-      Add(word, word, lanes[(j - 1) * quarter], q);
+    LocalTensor<uint32_t> word = lanes[3 * quarter];
+    for (uint32_t j = 3; j > 0; --j) {  // Horner: ((c3 << 4 | c2) << 4 | c1) << 4 | c0
+      ShiftLeft(word, word, uint32_t(4), q);
+      Or(word.ReinterpretCast<uint16_t>(), word.ReinterpretCast<uint16_t>(),
+         lanes[(j - 1) * quarter].ReinterpretCast<uint16_t>(), 2 * q);
     }
-    LocalTensor<int32_t> wide = w2Buf_.Get<int32_t>();
-    Cast(wide, word, RoundMode::CAST_RINT, quarter);
-    LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
-    Cast(bytes.ReinterpretCast<int16_t>(), wide, RoundMode::CAST_NONE, quarter);
-    codeQueue_.EnQue(bytes);
+    LocalTensor<uint16_t> halves = word.ReinterpretCast<uint16_t>();  // 2 * quarter
+    for (uint32_t i = 0; i < 2 * quarter; i += 128 * kMaxRepeat) {   // 128 16-bit lanes per repeat
+      const uint32_t len = MinU(2 * quarter - i, 128 * kMaxRepeat);
+      GatherMaskParams params(1, static_cast<uint16_t>(len / 128), 8, 0);
+      GatherMask(bytes.ReinterpretCast<uint16_t>()[i / 2], halves[i], uint8_t(1), false, 0u, params, kept);
+    }
   }
 
   __aicore__ inline void CopyOut(uint64_t block, uint32_t u) {
@@ -279,6 +311,7 @@ class Quantiser {
   BlockRange range_;
   uint32_t mode_ = 0;
   uint32_t U_ = 0;
+  bool hasNonFinite_ = false;  // of the current tile
   GlobalTensor<T> xGm_;
   GlobalTensor<uint8_t> codeGm_;
   GlobalTensor<uint8_t> scaleGm_;
@@ -289,9 +322,8 @@ class Quantiser {
   TBuf<TPosition::VECCALC> w1Buf_;
   TBuf<TPosition::VECCALC> w2Buf_;
   TBuf<TPosition::VECCALC> w3Buf_;
-  TBuf<TPosition::VECCALC> maskBuf_;
   TBuf<TPosition::VECCALC> blockBuf_;
-  TBuf<TPosition::VECCALC> signBuf_;
+  TBuf<TPosition::VECCALC> maskBuf_;
 };
 
 template <typename T>

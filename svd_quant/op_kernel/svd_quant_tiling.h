@@ -13,7 +13,7 @@ enum Mxfp4Dtype : uint32_t { kFp16 = 0, kBf16 = 1, kFp32 = 2, kDtypeCount = 3 };
 enum Mxfp4RoundMode : uint32_t { kRound = 0, kRint = 1, kFloor = 2, kRoundModeCount = 3 };
 
 constexpr uint32_t kMxBlock = 32;          // elements per MX block (one E8M0 scale)
-constexpr uint32_t kMxTileQuantum = 64;    // tiles hold a multiple of 64 blocks (block-level Compares)
+constexpr uint32_t kMxTileQuantum = 64;    // tiles hold a multiple of 64 blocks (the kernel reduces 64 per repeat)
 
 // The input is a flat run of totalBlocks 32-element blocks (rows of K elements, K % 32 == 0, so
 // blocks never straddle rows). Core c < blockNum quantizes blocks [c * blocksPerCore, + (c + 1 <
