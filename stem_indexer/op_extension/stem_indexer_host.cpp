@@ -174,10 +174,14 @@ void checkInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& vb,
 }
 
 
+// The values of an int32 [B] length tensor (S-checked), read in place on the CPU: converting
+// copies would cost more than the whole op's planning for short sequences.
 std::vector<int64_t> hostValues(const at::Tensor& t) {
-  at::Tensor c = t.to(at::kCPU).to(at::kLong).contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
-  return std::vector<int64_t>(p, p + c.numel());
+  const at::Tensor c = t.device().is_cpu() ? t : t.to(at::kCPU);
+  const int32_t* p = c.data_ptr<int32_t>();
+  std::vector<int64_t> v(static_cast<size_t>(c.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = p[static_cast<int64_t>(i) * c.stride(0)];
+  return v;
 }
 
 // Blocks of row i that the causal (right-down aligned) or full mask makes visible (§4 step 2).
