@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "amct_sim_host.h"
+#include "amct_sim_glue.h"
 #include "hifloat4_cast_host.h"
 
 extern "C" void amct_hifloat4_cast_launch(uint32_t blockDim, void* stream, uint8_t* in0, uint8_t* in1, uint8_t* out0,
@@ -16,13 +16,7 @@ extern "C" void amct_hifloat4_cast_launch(uint32_t blockDim, void* stream, uint8
 namespace {
 
 using amct::bytePtr;
-using amct::byteSize;
-
-amct_sim::GmRegion region(const at::Tensor& t, bool writable) {
-  // An undefined (unused) argument registers an empty, read-only region.
-  if (!t.defined()) return amct_sim::GmRegion{nullptr, 0, false};
-  return amct_sim::GmRegion{t.data_ptr(), byteSize(t), writable};
-}
+using amct::simRegion;
 
 uint8_t* ptrOrNull(const at::Tensor& t) { return t.defined() ? bytePtr(t) : nullptr; }
 
@@ -32,8 +26,8 @@ void simLaunch(uint32_t blockDim, const at::Tensor& in0, const at::Tensor& in1, 
   for (const at::Tensor* out : {&out0, &out1}) {
     if (out->defined()) amct::adviseHugePages(*out);
   }
-  amct_sim::GmScope scope{region(in0, false), region(in1, false), region(out0, true), region(out1, true),
-                          region(tiling, false)};
+  amct_sim::GmScope scope{simRegion(in0, false), simRegion(in1, false), simRegion(out0, true),
+                          simRegion(out1, true), simRegion(tiling, false)};
   amct_hifloat4_cast_launch(blockDim, nullptr, ptrOrNull(in0), ptrOrNull(in1), ptrOrNull(out0), ptrOrNull(out1),
                             bytePtr(tiling));
 }

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "amct_sim_host.h"
+#include "amct_sim_glue.h"
 #include "hifloat8_cast_host.h"
 
 extern "C" void amct_hifloat8_cast_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* output,
@@ -15,16 +15,13 @@ extern "C" void amct_hifloat8_cast_launch(uint32_t blockDim, void* stream, uint8
 namespace {
 
 using amct::bytePtr;
-using amct::byteSize;
+using amct::simRegion;
 
 void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
                const at::Tensor& lut, const at::Tensor& tiling) {
   amct::adviseHugePages(output);
-  amct_sim::GmScope data{{input.data_ptr(), byteSize(input), false},
-                         {output.data_ptr(), byteSize(output), true},
-                         {tiling.data_ptr(), byteSize(tiling), false}};
-  std::optional<amct_sim::GmScope> table;
-  if (lut.defined()) table.emplace(std::initializer_list<amct_sim::GmRegion>{{lut.data_ptr(), byteSize(lut), false}});
+  amct_sim::GmScope scope{simRegion(input, false), simRegion(output, true), simRegion(tiling, false),
+                          simRegion(lut, false)};
   amct_hifloat8_cast_launch(blockDim, nullptr, bytePtr(input), bytePtr(output),
                             lut.defined() ? bytePtr(lut) : nullptr, bytePtr(tiling));
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "amct_sim_host.h"
+#include "amct_sim_glue.h"
 #include "stem_indexer_host.h"
 
 extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias, uint8_t* rows,
@@ -18,17 +18,13 @@ extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_
 namespace {
 
 using amct::bytePtr;
-using amct::byteSize;
+using amct::simRegion;
 using amct::stem::Attributes;
-
-amct_sim::GmRegion region(const at::Tensor& t, bool writable) {
-  return amct_sim::GmRegion{t.data_ptr(), byteSize(t), writable};
-}
 
 void simLaunch(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias, const at::Tensor& rows,
                const at::Tensor& out, const at::Tensor& tiling) {
-  amct_sim::GmScope scope{region(dots, false), region(vbias, false), region(rows, false), region(out, true),
-                          region(tiling, false)};
+  amct_sim::GmScope scope{simRegion(dots, false), simRegion(vbias, false), simRegion(rows, false),
+                          simRegion(out, true), simRegion(tiling, false)};
   amct_stem_indexer_launch(blockDim, nullptr, bytePtr(dots), bytePtr(vbias), bytePtr(rows), bytePtr(out),
                            bytePtr(tiling));
 }

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "amct_sim_host.h"
+#include "amct_sim_glue.h"
 #include "svd_quant_host.h"
 
 extern "C" void amct_svd_quant_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* codes,
@@ -17,16 +17,14 @@ extern "C" void amct_svd_quant_launch(uint32_t blockDim, void* stream, uint8_t* 
 namespace {
 
 using amct::bytePtr;
-using amct::byteSize;
+using amct::simRegion;
 
 // Registers every tensor argument (input and tiling read-only, outputs writable) and launches.
 void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& codes, const at::Tensor& scales,
                const at::Tensor& tiling) {
   amct::adviseHugePages(codes);
-  amct_sim::GmScope scope{amct_sim::GmRegion{input.data_ptr(), byteSize(input), false},
-                          amct_sim::GmRegion{codes.data_ptr(), byteSize(codes), true},
-                          amct_sim::GmRegion{scales.data_ptr(), byteSize(scales), true},
-                          amct_sim::GmRegion{tiling.data_ptr(), byteSize(tiling), false}};
+  amct_sim::GmScope scope{simRegion(input, false), simRegion(codes, true), simRegion(scales, true),
+                          simRegion(tiling, false)};
   amct_svd_quant_launch(blockDim, nullptr, bytePtr(input), bytePtr(codes), bytePtr(scales), bytePtr(tiling));
 }
 
