@@ -6,6 +6,7 @@ The examples are derandomised and bounded (profile ``amct``: fixed seed, no dead
 ``AMCT_HYPOTHESIS_EXAMPLES`` examples per test, default 200), so CI runs the same cases every
 time. Set ``AMCT_HYPOTHESIS_EXAMPLES=1000`` for a longer local search.
 """
+import importlib
 import os
 import sys
 import unittest
@@ -106,13 +107,21 @@ small_dim = st.integers(0, 6) | st.just(1)
 shapes = st.lists(small_dim, min_size=0, max_size=4)
 
 
-@unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
-class TestHifloat8Properties(unittest.TestCase):
+class PackageProperties(unittest.TestCase):
+    """Base of the per-package classes: ``op`` is the built package ``amct_ops.<PACKAGE>``, ``ref``
+    its reference.py from the source tree."""
+
+    PACKAGE = None
+
     @classmethod
     def setUpClass(cls):
-        from amct_ops import hifloat8_cast
-        cls.op = hifloat8_cast
-        cls.ref = _reference("hifloat8_cast")
+        cls.op = importlib.import_module(f"amct_ops.{cls.PACKAGE}")
+        cls.ref = _reference(cls.PACKAGE)
+
+
+@unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
+class TestHifloat8Properties(PackageProperties):
+    PACKAGE = "hifloat8_cast"
 
     @given(shape=shapes, dtype=st.sampled_from([torch.float16, torch.bfloat16]), kind=st.integers(0, 3),
            layout=st.integers(0, 2), seed=st.integers(0, 2**31 - 1))
@@ -153,12 +162,8 @@ def hif4_case(draw):
 
 
 @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
-class TestHifloat4Properties(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from amct_ops import hifloat4_cast
-        cls.op = hifloat4_cast
-        cls.ref = _reference("hifloat4_cast")
+class TestHifloat4Properties(PackageProperties):
+    PACKAGE = "hifloat4_cast"
 
     @given(case=hif4_case(), dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]),
            kind=st.integers(0, 3), layout=st.integers(0, 2), seed=st.integers(0, 2**31 - 1))
@@ -203,12 +208,8 @@ def mx_shape(draw):
 
 
 @unittest.skipUnless(_has("svd_quant"), "svd_quant not built")
-class TestSvdQuantProperties(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from amct_ops import svd_quant
-        cls.op = svd_quant
-        cls.ref = _reference("svd_quant")
+class TestSvdQuantProperties(PackageProperties):
+    PACKAGE = "svd_quant"
 
     @given(shape=mx_shape(), dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]),
            mode=st.sampled_from(["round", "rint", "floor"]), kind=st.integers(0, 3), layout=st.integers(0, 2),
@@ -253,12 +254,8 @@ class TestSvdQuantProperties(unittest.TestCase):
 
 
 @unittest.skipUnless(_has("stem_indexer"), "stem_indexer not built")
-class TestStemIndexerProperties(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        from amct_ops import stem_indexer
-        cls.op = stem_indexer
-        cls.ref = _reference("stem_indexer")
+class TestStemIndexerProperties(PackageProperties):
+    PACKAGE = "stem_indexer"
 
     @given(heads=st.sampled_from([(32, 2), (32, 4), (32, 8), (64, 4), (64, 8)]), b=st.integers(1, 2),
            lens=st.lists(st.tuples(st.integers(0, 1400), st.integers(0, 1400), st.integers(0, 1400)),
