@@ -1,5 +1,7 @@
 #include "stem_indexer_host.h"
 
+#include "stem_indexer_cpu_kernels.h"
+
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -28,7 +30,7 @@ constexpr int64_t kDim = 2048;
 constexpr int64_t kMaxBatch = 65536;
 constexpr uint32_t kMasks = 5;      // the kernel's mask buffers
 constexpr uint64_t kMinRowsPerCore = 16;  // fewer would not pay for a core's set-up
-constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // K_fp32 converted once per item up to this size
+constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // keys packed once per item up to this size
 
 // Metadata layout (§6).
 constexpr int64_t kHeaderWords = 16;
@@ -214,13 +216,20 @@ struct Plan {
   int64_t maxCandidates = 0;
 };
 
+// Keys of the CPU score kernel packed once per item (packKeysOnce): the floats of item b * Nk + n
+// start at offset[item], or offset[item] < 0 when its tiles pack their own.
+struct PackedKeys {
+  at::Tensor data;
+  std::vector<int64_t> offset;
+};
+
 // The shapes and inputs every tile reads.
 struct Problem {
   int64_t B, Nq, Nk, G, maxQb, maxKb;
-  at::Tensor q;    // qflat, detached
-  at::Tensor k;    // kflat, detached
-  at::Tensor k32;  // K_fp32 of every item (convertKeysOnce), or undefined
-  at::Tensor vb;   // vbias, contiguous
+  at::Tensor q;        // qflat, detached
+  at::Tensor k;        // kflat, detached
+  at::Tensor vb;       // vbias, contiguous
+  PackedKeys packed;   // CPU only
 };
 
 // The §7.1 query tile in rows (G * TQ); tests change it to show the results do not depend on it.
@@ -316,66 +325,83 @@ at::Tensor scratch(ScratchSlot slot, int64_t elements, const at::Tensor& like) {
   return at::from_blob(buf.data(), {elements}, at::TensorOptions().dtype(at::kFloat));
 }
 
-// dst (fp32, contiguous, of src's [A, R, kDim] shape) = src (bf16): exact, as bf16 is the high half
-// of fp32. On the CPU, with contiguous rows, a plain loop over the bits, which costs a fraction of
-// ATen's generic strided conversion for these few rows.
-void widenInto(at::Tensor dst, const at::Tensor& src) {
-  if (!src.device().is_cpu() || src.stride(2) != 1) {
-    dst.view(src.sizes()).copy_(src);
-    return;
-  }
-  const uint16_t* base = reinterpret_cast<const uint16_t*>(src.data_ptr<at::BFloat16>());
-  uint32_t* out = reinterpret_cast<uint32_t*>(dst.data_ptr<float>());
-  for (int64_t a = 0; a < src.size(0); ++a) {
-    for (int64_t r = 0; r < src.size(1); ++r) {
-      const uint16_t* in = base + a * src.stride(0) + r * src.stride(1);
-      for (int64_t d = 0; d < kDim; ++d) out[d] = static_cast<uint32_t>(in[d]) << 16;
-      out += kDim;
-    }
-  }
+// The query rows of a tile: qflat[b, n*G : (n+1)*G, i0 : i0 + count] ([G, count, kDim]).
+at::Tensor tileQueries(const Tile& t, const Plan& plan, const Problem& p) {
+  return p.q.select(0, t.b).narrow(0, t.n * p.G, p.G).narrow(1, plan.rows[t.b][t.first].i,
+                                                               static_cast<int64_t>(t.count));
 }
 
-// The score matmul of one tile: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T, with Q
-// (and K unless p.k32 holds it) converted into scratch.
-void scoreTile(const Tile& t, const Plan& plan, const Problem& p, at::Tensor out) {
-  const int64_t i0 = plan.rows[t.b][t.first].i;
+// The candidate keys of item (b, n) up to `width`: kflat[b, n : n+1, 4 : 4 + width] ([1, width, kDim]).
+at::Tensor candidateKeys(const Problem& p, int64_t b, int64_t n, int64_t width) {
+  return p.k.select(0, b).narrow(0, n, 1).narrow(1, kSink, width);
+}
+
+// The rows of a bf16 [A, I, kDim] view for the CPU score kernel; `hold` keeps the view, or a
+// tile-sized contiguous copy when its rows are not contiguous.
+Bf16Rows bf16Rows(const at::Tensor& view, at::Tensor& hold) {
+  hold = view.stride(2) == 1 ? view : view.contiguous();
+  return Bf16Rows{reinterpret_cast<const uint16_t*>(hold.data_ptr<at::BFloat16>()), hold.size(0), hold.size(1),
+                  hold.stride(0), hold.stride(1)};
+}
+
+// The score matmul of one tile on the CPU: out[G * count, width] (row-major) = the sequential fp32
+// dot products of stem_indexer_cpu_kernels.h, from the item's packed keys or keys packed here.
+void scoreTileCpu(const Tile& t, const Plan& plan, const Problem& p, float* out) {
+  at::Tensor qHold, kHold;
+  const Bf16Rows q = bf16Rows(tileQueries(t, plan, p), qHold);
+  const int64_t offset = p.packed.offset.empty() ? -1 : p.packed.offset[t.b * p.Nk + t.n];
+  const float* keys = nullptr;
+  if (offset >= 0) {
+    keys = p.packed.data.data_ptr<float>() + offset;
+  } else {
+    at::Tensor buf = scratch(kKScratch, packedKeyFloats(t.width), p.q);
+    packKeys(bf16Rows(candidateKeys(p, t.b, t.n, t.width), kHold), buf.data_ptr<float>());
+    keys = buf.data_ptr<float>();
+  }
+  sequentialScores(q, keys, t.width, out, t.width);
+}
+
+// The score matmul of one tile on the NPU: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T
+// with ATen (the cube unit), converted per tile.
+void scoreTileDevice(const Tile& t, const Plan& plan, const Problem& p, at::Tensor out) {
   const int64_t rows = p.G * static_cast<int64_t>(t.count);
   at::Tensor q32 = scratch(kQScratch, rows * kDim, p.q);
-  widenInto(q32, p.q.select(0, t.b).narrow(0, t.n * p.G, p.G).narrow(1, i0, static_cast<int64_t>(t.count)));
-  at::Tensor k32;
-  if (p.k32.defined()) {
-    k32 = p.k32.select(0, t.b).select(0, t.n).narrow(0, kSink, t.width);
-  } else {
-    k32 = scratch(kKScratch, t.width * kDim, p.k);
-    widenInto(k32, p.k.select(0, t.b).narrow(0, t.n, 1).narrow(1, kSink, t.width));
-    k32 = k32.view({t.width, kDim});
-  }
+  at::Tensor q = tileQueries(t, plan, p);
+  q32.view(q.sizes()).copy_(q);
+  at::Tensor k32 = scratch(kKScratch, t.width * kDim, p.k).view({t.width, kDim});
+  k32.copy_(candidateKeys(p, t.b, t.n, t.width).squeeze(0));
   at::mm_out(out, q32.view({rows, kDim}), k32.t());
 }
 
-// K_fp32 of the candidate blocks of every item with Top-K rows, converted once per item (not once
-// per tile) when it fits kKeyCacheBytes and some item has several tiles; undefined otherwise (then
-// each tile converts its slice, which costs the same when every item has one tile).
-at::Tensor convertKeysOnce(const Plan& plan, const at::Tensor& k, int64_t Nk) {
-  const int64_t B = k.size(0), maxKb = k.size(2);
-  if (B * Nk * maxKb * kDim * 4 > kKeyCacheBytes) return at::Tensor();
-  std::vector<int64_t> width(B * Nk, 0), tiles(B * Nk, 0);
+// The keys of every item with several tiles, packed once per item (not once per tile) when they
+// fit kKeyCacheBytes; none otherwise (then each tile packs its own, which costs the same when
+// every item has one tile, and keeps them in the packing thread's cache).
+PackedKeys packKeysOnce(const Plan& plan, const Problem& p) {
+  const int64_t items = p.B * p.Nk;
+  std::vector<int64_t> width(items, 0), tiles(items, 0);
   for (const Tile& t : plan.tiles) {
-    width[t.b * Nk + t.n] = std::max(width[t.b * Nk + t.n], t.width);
-    ++tiles[t.b * Nk + t.n];
+    width[t.b * p.Nk + t.n] = std::max(width[t.b * p.Nk + t.n], t.width);
+    ++tiles[t.b * p.Nk + t.n];
   }
-  if (*std::max_element(tiles.begin(), tiles.end()) < 2) return at::Tensor();
-  at::Tensor k32 = at::empty({B, Nk, maxKb, kDim}, k.options().dtype(at::kFloat));
-  adviseHugePages(k32);
-  at::parallel_for(0, B * Nk, 1, [&](int64_t begin, int64_t end) {
+  PackedKeys packed{at::Tensor(), std::vector<int64_t>(items, -1)};
+  int64_t floats = 0;
+  for (int64_t item = 0; item < items; ++item) {
+    if (tiles[item] < 2) continue;
+    packed.offset[item] = floats;
+    floats += packedKeyFloats(width[item]);
+  }
+  if (floats == 0 || floats * 4 > kKeyCacheBytes) return PackedKeys{};
+  packed.data = at::empty({floats}, at::TensorOptions().dtype(at::kFloat));
+  adviseHugePages(packed.data);
+  float* base = packed.data.data_ptr<float>();
+  at::parallel_for(0, items, 1, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      if (width[item] == 0) continue;
-      const int64_t b = item / Nk, n = item % Nk;
-      k32.select(0, b).select(0, n).narrow(0, kSink, width[item])
-          .copy_(k.select(0, b).select(0, n).narrow(0, kSink, width[item]));
+      if (packed.offset[item] < 0) continue;
+      at::Tensor hold;
+      packKeys(bf16Rows(candidateKeys(p, item / p.Nk, item % p.Nk, width[item]), hold), base + packed.offset[item]);
     }
   });
-  return k32;
+  return packed;
 }
 
 // Runs work(tile, state) for every tile on the intra-op threads, the costliest tiles first, each
@@ -418,8 +444,9 @@ inline uint32_t sortKey(float s) {
 // One Top-K row (§4 step 5) from its dot products, written whole: [0..3] ++ ascending(T) ++
 // [vis-4 .. vis-1], then -1 up to width. Every candidate becomes one 64-bit word key << 32 |
 // ~index, so one unsigned order ranks by key descending and ties by the smaller index, and the
-// words are distinct: the K-th largest word (nth_element on a copy) is a threshold that exactly
-// the K chosen candidates reach, and a pass in index order writes them ascending.
+// words are distinct. Short rows are chosen by counting (stem_indexer_cpu_kernels.h); otherwise the
+// K-th largest word (nth_element on a copy) is a threshold that exactly the K chosen candidates
+// reach, and a pass in index order writes them ascending.
 template <int64_t Precision>
 void selectRow(const float* dots, const float* bias, const TopRow& row, int64_t width, int32_t* out,
                std::vector<uint64_t>& words, std::vector<uint64_t>& work) {
@@ -430,13 +457,16 @@ void selectRow(const float* dots, const float* bias, const TopRow& row, int64_t 
     const float s = scaled + bias[c];
     words[c] = (static_cast<uint64_t>(sortKey<Precision>(s)) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(c));
   }
-  work.assign(words.begin(), words.end());
-  std::nth_element(work.begin(), work.begin() + (row.K - 1), work.end(), std::greater<uint64_t>());
-  const uint64_t threshold = work[static_cast<size_t>(row.K - 1)];
   for (int32_t j = 0; j < kSink; ++j) out[j] = j;
-  int32_t* chosen = out + kSink;
-  for (size_t c = 0; c < n; ++c) {
-    if (words[c] >= threshold) *chosen++ = static_cast<int32_t>(kSink + c);
+  int32_t* chosen = writeLargestByCounting(words.data(), static_cast<int64_t>(n), row.K, kSink, out + kSink);
+  if (!chosen) {
+    work.assign(words.begin(), words.end());
+    std::nth_element(work.begin(), work.begin() + (row.K - 1), work.end(), std::greater<uint64_t>());
+    const uint64_t threshold = work[static_cast<size_t>(row.K - 1)];
+    chosen = out + kSink;
+    for (size_t c = 0; c < n; ++c) {
+      if (words[c] >= threshold) *chosen++ = static_cast<int32_t>(kSink + c);
+    }
   }
   for (int64_t j = 0; j < kWin; ++j) *chosen++ = static_cast<int32_t>(row.vis - kWin + j);
   std::fill(chosen, out + width, -1);
@@ -454,8 +484,8 @@ void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at
   const float* vb = p.vb.data_ptr<float>();
   auto work = [&](const Tile& t, NativeScratch& s) {
     const int64_t count = static_cast<int64_t>(t.count);
-    at::Tensor dots = scratch(kScoreScratch, p.G * count * t.width, p.q).view({p.G * count, t.width});
-    scoreTile(t, plan, p, dots);
+    at::Tensor dots = scratch(kScoreScratch, p.G * count * t.width, p.q);
+    scoreTileCpu(t, plan, p, dots.data_ptr<float>());
     const float* d = dots.data_ptr<float>();
     const float* bias = vb + biasOffset(p, t);
     for (int64_t g = 0; g < p.G; ++g) {
@@ -490,9 +520,10 @@ void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& 
   if (p.q.device().is_cpu()) {
     adviseHugePages(dots);  // written once by the matmuls: fewer page faults
     struct NoState {};
-    forEachTileBalanced<NoState>(plan.tiles, [&](const Tile& t, NoState&) { scoreTile(t, plan, p, dotsOf(t)); });
+    forEachTileBalanced<NoState>(plan.tiles,
+                                 [&](const Tile& t, NoState&) { scoreTileCpu(t, plan, p, dotsOf(t).data_ptr<float>()); });
   } else {
-    for (const Tile& t : plan.tiles) scoreTile(t, plan, p, dotsOf(t));
+    for (const Tile& t : plan.tiles) scoreTileDevice(t, plan, p, dotsOf(t));
   }
   at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)},
                                at::TensorOptions().dtype(at::kLong));
@@ -644,7 +675,7 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
     }
   }
   // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
-  Problem p{B, Nq, Nk, Nq / Nk, maxQb, maxKb, qflat.detach(), kflat.detach(), at::Tensor(), vbias.contiguous()};
+  Problem p{B, Nq, Nk, Nq / Nk, maxQb, maxKb, qflat.detach(), kflat.detach(), vbias.contiguous(), PackedKeys{}};
   at::TensorOptions opts = qflat.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
   at::TensorOptions host = at::TensorOptions().dtype(at::kInt);
   at::Tensor shortLen = at::zeros({B, Nq, maxQb}, host);
@@ -663,7 +694,7 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
     seqLen = seqLenHost.to(qflat.device());
   }
   if (plan.topRows == 0) return {indices, seqLen};
-  if (qflat.device().is_cpu()) p.k32 = convertKeysOnce(plan, p.k, Nk);
+  if (qflat.device().is_cpu()) p.packed = packKeysOnce(plan, p);
   if (native) {
     scoreAndSelectCpu(plan, p, attrs.precision, indices);
   } else {
