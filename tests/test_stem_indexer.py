@@ -173,11 +173,14 @@ class RandomTest(unittest.TestCase):
                         ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, causal=True)
 
     def test_special_scores_nan_inf(self):
-        """NaN lowest, -inf above it, +inf highest, ties to the smaller index (§4.1)."""
-        for precision in (1, 2):
-            qflat, kflat, vbias, ql, kl, _ = sc.build([128], [8192], pattern="Z")
+        """NaN lowest, -inf above it, +inf highest, ties to the smaller index (§4.1).
+
+        kv 8192 gives rows of 56 candidates (the CPU op selects those by counting), kv 16384 rows
+        of 120 (nth_element): both selections see the same specials and ties."""
+        for kv, precision in ((8192, 1), (8192, 2), (16384, 1), (16384, 2)):
+            qflat, kflat, vbias, ql, kl, _ = sc.build([128], [kv], pattern="Z")
             g = torch.Generator().manual_seed(3)
-            v = torch.randint(-3, 4, (64,), generator=g).float()
+            v = torch.randint(-3, 4, (kv // 128,), generator=g).float()
             v[5:12] = float("nan")
             v[12:20] = -float("inf")
             v[20:23] = float("inf")
@@ -187,7 +190,7 @@ class RandomTest(unittest.TestCase):
             case = sc.Case("special", None, None, causal=False, topk_score_precision=precision)
             inputs = (qflat, kflat, vbias, ql, kl, None)
             for name, run in RUNNERS.items():
-                assert_same(self, run(case, inputs), run_ref(case, inputs), f"special p{precision} {name}")
+                assert_same(self, run(case, inputs), run_ref(case, inputs), f"special kv{kv} p{precision} {name}")
 
     def test_many_nan_candidates_fill_with_nan_in_index_order(self):
         qflat, kflat, vbias, ql, kl, _ = sc.build([128], [8192], pattern="Z")
@@ -197,6 +200,107 @@ class RandomTest(unittest.TestCase):
         inputs = (qflat, kflat, vbias, ql, kl, None)
         for name, run in RUNNERS.items():
             assert_same(self, run(case, inputs), run_ref(case, inputs), f"all-NaN row {name}")
+
+
+def sequential_dots(queries, keys):
+    """Independent oracle of the CPU score kernel: per (row, key), the running fp32 sum over d in
+    order of the products (each exact in fp32: two bf16 significands; no overflow or underflow
+    in the tests' values), with numpy's sequential accumulate."""
+    import numpy as np
+    q = queries.float().reshape(-1, queries.size(-1)).numpy()
+    k = keys.float().numpy()
+    with np.errstate(invalid="ignore"):  # inf - inf in the special-value tests
+        products = q[:, None, :] * k[None, :, :]
+        return torch.from_numpy(np.add.accumulate(products, axis=-1, dtype=np.float32)[..., -1].copy())
+
+
+def bf16_bits_equal(test, got, want, what):
+    test.assertEqual(tuple(got.shape), tuple(want.shape), what)
+    same = got.view(torch.int32) == want.view(torch.int32)
+    if not bool(same.all()):
+        r, c = (~same).nonzero()[0].tolist()
+        test.fail(f"{what}: first difference at [{r}, {c}]: {got[r, c].item()!r} vs {want[r, c].item()!r}")
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class ScoreKernelTest(unittest.TestCase):
+    """The CPU score kernel (stem_indexer_cpu_kernels.h) through its test hook: bit-exact to the
+    sequential fp32 sum, in the AVX2 kernel and the portable loop alike."""
+
+    @staticmethod
+    def scores(queries, keys, portable):
+        return torch.ops.amct._stem_indexer_scores(queries, keys, portable)
+
+    def test_every_row_and_key_remainder(self):
+        # Rows 1-13 cover every remainder of the 4-, 6- and 8-row blocks; keys 1-25 every group of
+        # key blocks (3s, 2 + 2, 2, 1) and partial last blocks; 56 and 300 are the op's shapes.
+        g = torch.Generator().manual_seed(11)
+        shapes = [(1, r, w) for r in range(1, 14) for w in (1, 7, 8, 9, 16, 17, 24, 25)]
+        shapes += [(8, 14, 56), (2, 3, 300), (3, 1, 33), (1, 13, 40)]
+        for A, inner, width in shapes:
+            q = torch.randn(A, inner, 2048, generator=g).bfloat16()
+            k = torch.randn(width, 2048, generator=g).bfloat16()
+            want = sequential_dots(q, k)
+            for portable in (False, True):
+                with self.subTest(shape=(A, inner, width), portable=portable):
+                    bf16_bits_equal(self, self.scores(q, k, portable), want, f"{A}x{inner} by {width}")
+
+    def test_strided_and_sliced_inputs(self):
+        g = torch.Generator().manual_seed(12)
+        qflat = torch.randn(1, 16, 40, 2048, generator=g).bfloat16()
+        kflat = torch.randn(1, 2, 40, 2048, generator=g).bfloat16()
+        views = {
+            "op tile": (qflat[0, 8:16, 21:35], kflat[0, 1, 4:31]),
+            "stepped rows": (qflat[0, ::3, 1::4], kflat[0, 0, ::2]),
+            "transposed outer": (qflat[0, :5, :7].transpose(0, 1), kflat[0, 1, 3:12]),
+            "rows not contiguous": (torch.randn(2, 2048, 3, generator=g).bfloat16().transpose(1, 2),
+                                    torch.randn(2048, 5, generator=g).bfloat16().t()),
+        }
+        for name, (q, k) in views.items():
+            want = sequential_dots(q, k)
+            for portable in (False, True):
+                with self.subTest(view=name, portable=portable):
+                    bf16_bits_equal(self, self.scores(q, k, portable), want, name)
+
+    def test_order_of_the_sum(self):
+        # 2^24 + 1 + 1 ... : the sequential fp32 sum keeps 2^24 (each +1 is a tie to even), a
+        # pairwise or lane-split sum would not. Row 1 puts the big term last instead.
+        q = torch.zeros(1, 2, 2048)
+        q[0, 0, 0] = 2.0 ** 24
+        q[0, 0, 1:101] = 1.0
+        q[0, 1, 1:101] = 1.0
+        q[0, 1, 2047] = 2.0 ** 24
+        k = torch.ones(3, 2048)
+        got = self.scores(q.bfloat16(), k.bfloat16(), False)
+        self.assertEqual(got[0].tolist(), [2.0 ** 24] * 3)
+        self.assertEqual(got[1].tolist(), [2.0 ** 24 + 100] * 3)
+        bf16_bits_equal(self, got, self.scores(q.bfloat16(), k.bfloat16(), True), "portable")
+
+    def test_specials(self):
+        g = torch.Generator().manual_seed(13)
+        q = torch.randn(1, 9, 2048, generator=g)
+        k = torch.randn(11, 2048, generator=g)
+        q[0, 1, 100] = float("inf")
+        q[0, 2, 5] = float("nan")
+        q[0, 3, 7] = float("inf")
+        k[4, 7] = -float("inf")  # row 3: +inf * -inf
+        k[5, 9] = float("inf")
+        k[5, 10] = -float("inf")  # key 5: inf - inf
+        q, k = q.bfloat16(), k.bfloat16()
+        want = sequential_dots(q, k)
+        for portable in (False, True):
+            with self.subTest(portable=portable):
+                bf16_bits_equal(self, self.scores(q, k, portable), want, "specials")
+
+    def test_empty_and_bad_inputs(self):
+        q = torch.zeros(2, 0, 2048).bfloat16()
+        self.assertEqual(tuple(self.scores(q, torch.zeros(3, 2048).bfloat16(), False).shape), (0, 3))
+        self.assertEqual(tuple(self.scores(torch.zeros(1, 2, 2048).bfloat16(), torch.zeros(0, 2048).bfloat16(),
+                                           False).shape), (2, 0))
+        with self.assertRaisesRegex(RuntimeError, "bfloat16"):
+            self.scores(torch.zeros(1, 1, 2048), torch.zeros(1, 2048), False)
+        with self.assertRaisesRegex(RuntimeError, r"\[A, I, 2048\]"):
+            self.scores(torch.zeros(1, 2048).bfloat16(), torch.zeros(1, 2048).bfloat16(), False)
 
 
 class tile_rows:

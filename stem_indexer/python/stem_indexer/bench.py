@@ -11,6 +11,13 @@ with samples interleaved, it times:
                 torch thread with single-threaded mm: the floor any implementation pays;
 * ``reference`` reference.stem_indexer_reference, at the sizes of ``--reference-sizes`` (8K).
 
+Each sample is the mean time of as many back-to-back calls of one callable as last at least
+``--min-sample-ms`` (default 20 ms: about 10 calls of the op at 8K, one call of everything at
+128K and of the reference), so that a short call is timed in its own steady state rather than
+as the first call after the 45 ms reference, which on these VMs costs it 0.5-1.5 ms more
+(caches, and the machine's own wake-up after the reference's Python loop). ``--min-sample-ms 0``
+times single calls, each right after the previous callable's.
+
 Bars: at 128K tokens, op <= 1.5x matmul; at 8K, op >= 20x faster than the reference.
 This is a script, not a test: nothing here runs in the test suite.
 """
@@ -39,6 +46,9 @@ def add_arguments(parser):
     parser.add_argument("--non-causal", action="store_true", help="the full mask instead of the causal one")
     parser.add_argument("--alpha", type=float, default=0.5, help="the decay target alpha (default 0.5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--min-sample-ms", type=float, default=20.0,
+                        help="each sample averages back-to-back calls lasting at least this long (default 20; "
+                             "0: single calls)")
 
 
 def _inputs(tokens, seed):
@@ -110,7 +120,8 @@ def run(args):
         if tokens in ref_sizes:
             fns["reference"] = lambda: ref.stem_indexer_reference(qflat, kflat, vbias, lens, lens, causal=causal,
                                                                   alpha=args.alpha)
-        stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=0.0, sync=sync)
+        stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup,
+                                min_sample_s=max(0.0, args.min_sample_ms) / 1e3, sync=sync)
         for name, st in stats.items():
             results.append({"tokens": tokens, "kernel": name, "time_s": getattr(st, stat), "stat": stat,
                             "gflop": _flop(tokens // 128, causal) / 1e9, **st.as_dict()})
@@ -140,8 +151,11 @@ def _tables(results, sizes, stat, causal):
 
 
 def _notes(results, args, causal):
+    calls = ", ".join(f"{bu.format_size(r['tokens'])} {r['kernel']} {r['calls_per_sample']}" for r in results)
     notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
-             f"call(s), samples interleaved; {torch.get_num_threads()} torch threads; alpha {args.alpha}."]
+             f"call(s), samples interleaved; each sample the mean of back-to-back calls lasting at least "
+             f"{args.min_sample_ms:g} ms (calls per sample: {calls}); {torch.get_num_threads()} torch threads; "
+             f"alpha {args.alpha}."]
     load = bu.load_average()
     if load is not None:
         notes.append(f"load average at the end: {load} (the machine may be shared: ratios are only comparable "
