@@ -225,7 +225,6 @@ AMCT_SIM_INLINE float RoundFloatIntegral(float x, Rnd r) {
   }
 }
 
-// The loop, with the rounding direction a compile-time constant.
 // float -> int32/int16: x rounded as RoundFloatIntegral(x, R) does, saturated to D (NaN -> 0), in
 // one step: the truncation i and the exact fraction f = x - i (|x| < 2^31) decide it, with
 // selects the compiler vectorises.
@@ -255,6 +254,7 @@ AMCT_SIM_INLINE D RoundFloatToInt(float x) {
   return static_cast<D>(inRange ? r : big);
 }
 
+// The loop, with the rounding direction a compile-time constant.
 template <class D, class S, Rnd R>
 inline void CastLoop(D* __restrict d, const S* __restrict s, uint32_t n) {
   if constexpr (std::is_same<S, half>::value && std::is_same<D, float>::value) {
