@@ -103,10 +103,10 @@ at::Tensor scoresForTest(const at::Tensor& queries, const at::Tensor& keys, bool
   at::Tensor out = at::empty({q.size(0) * q.size(1), width}, at::TensorOptions().dtype(at::kFloat));
   if (out.numel() == 0) return out;
   auto bits = [](const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); };
-  std::vector<float> packed(static_cast<size_t>(amct::stem::packedKeyFloats(width)));
-  amct::stem::packKeys(amct::stem::Bf16Rows{bits(k), 1, width, 0, k.stride(0)}, packed.data());
+  at::Tensor packed = at::empty({amct::stem::packedKeyFloats(width)}, at::TensorOptions().dtype(at::kFloat));
+  amct::stem::packKeys(amct::stem::Bf16Rows{bits(k), 1, width, 0, k.stride(0)}, packed.data_ptr<float>());
   amct::stem::sequentialScores(amct::stem::Bf16Rows{bits(q), q.size(0), q.size(1), q.stride(0), q.stride(1)},
-                               packed.data(), width, out.data_ptr<float>(), width, portable);
+                               packed.data_ptr<float>(), width, out.data_ptr<float>(), width, portable);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -206,20 +207,27 @@ std::vector<int> keyGroups(int64_t blocks) {
   return groups;
 }
 
+// This thread's buffer of at least n floats for the widened query chunk, 64-byte aligned (the
+// widening stores whole 32-byte vectors), kept across calls.
+float* chunkBuffer(size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n + 16) buffer.resize(n + 16);
+  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t(63));
+}
+
 void scoresAvx2(const Bf16Rows& q, const float* packed, int64_t width, float* out, int64_t ldo) {
-  thread_local std::vector<float> chunk;
   const int64_t rows = q.rows();
-  if (chunk.size() < static_cast<size_t>(rows * kChunk)) chunk.resize(static_cast<size_t>(rows * kChunk));
+  float* chunk = chunkBuffer(static_cast<size_t>(rows * kChunk));
   const std::vector<int> groups = keyGroups(keyBlocks(width));
   for (int64_t d0 = 0; d0 < kScoreDim; d0 += kChunk) {
-    widenChunk(q, d0, chunk.data());
+    widenChunk(q, d0, chunk);
     int64_t block = 0;
     for (int group : groups) {
       const float* panel = packed + block * kPanel + d0 * kKeyLanes;
       const int64_t c0 = block * kKeyLanes;
-      if (group == 3) groupChunk<3>(rows, chunk.data(), panel, out, ldo, c0, width, d0 == 0);
-      if (group == 2) groupChunk<2>(rows, chunk.data(), panel, out, ldo, c0, width, d0 == 0);
-      if (group == 1) groupChunk<1>(rows, chunk.data(), panel, out, ldo, c0, width, d0 == 0);
+      if (group == 3) groupChunk<3>(rows, chunk, panel, out, ldo, c0, width, d0 == 0);
+      if (group == 2) groupChunk<2>(rows, chunk, panel, out, ldo, c0, width, d0 == 0);
+      if (group == 1) groupChunk<1>(rows, chunk, panel, out, ldo, c0, width, d0 == 0);
       block += group;
     }
   }

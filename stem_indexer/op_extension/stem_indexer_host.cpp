@@ -316,13 +316,15 @@ enum ScratchSlot { kQScratch = 0, kKScratch, kScoreScratch, kScratchSlots };
 
 // `elements` fp32 of scratch on `like`'s device. On the CPU a per-thread buffer kept across tiles
 // and calls (it only grows, to a few MB): fresh buffers per call would cost page faults that
-// matter for short sequences. The tensor is valid until this thread asks for the slot again.
+// matter for short sequences. ATen's CPU allocator aligns it to 64 bytes, so the score kernel's
+// 32-byte loads of packed keys never straddle a cache line. The tensor is valid until this
+// thread asks for the slot again.
 at::Tensor scratch(ScratchSlot slot, int64_t elements, const at::Tensor& like) {
   if (!like.device().is_cpu()) return at::empty({elements}, like.options().dtype(at::kFloat));
-  thread_local std::vector<float> keep[kScratchSlots];
-  std::vector<float>& buf = keep[slot];
-  if (buf.size() < static_cast<size_t>(elements)) buf.resize(static_cast<size_t>(elements));
-  return at::from_blob(buf.data(), {elements}, at::TensorOptions().dtype(at::kFloat));
+  thread_local at::Tensor keep[kScratchSlots];
+  at::Tensor& buf = keep[slot];
+  if (!buf.defined() || buf.numel() < elements) buf = at::empty({elements}, at::TensorOptions().dtype(at::kFloat));
+  return buf.narrow(0, 0, elements);
 }
 
 // The query rows of a tile: qflat[b, n*G : (n+1)*G, i0 : i0 + count] ([G, count, kDim]).
