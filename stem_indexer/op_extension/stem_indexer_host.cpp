@@ -229,7 +229,6 @@ struct Problem {
   at::Tensor q;        // qflat, detached
   at::Tensor k;        // kflat, detached
   at::Tensor vb;       // vbias, contiguous
-  PackedKeys packed;   // CPU only
 };
 
 // The §7.1 query tile in rows (G * TQ); tests change it to show the results do not depend on it.
@@ -311,16 +310,14 @@ void fillRowTable(const Plan& plan, const Problem& p, at::Tensor& table) {
   }
 }
 
-// The fp32 scratch buffers of a tile.
-enum ScratchSlot { kQScratch = 0, kKScratch, kScoreScratch, kScratchSlots };
+// The fp32 scratch buffers of a CPU tile: its packed keys and its scores.
+enum ScratchSlot { kKeyScratch = 0, kScoreScratch, kScratchSlots };
 
-// `elements` fp32 of scratch on `like`'s device. On the CPU a per-thread buffer kept across tiles
-// and calls (it only grows, to a few MB): fresh buffers per call would cost page faults that
-// matter for short sequences. ATen's CPU allocator aligns it to 64 bytes, so the score kernel's
-// 32-byte loads of packed keys never straddle a cache line. The tensor is valid until this
-// thread asks for the slot again.
-at::Tensor scratch(ScratchSlot slot, int64_t elements, const at::Tensor& like) {
-  if (!like.device().is_cpu()) return at::empty({elements}, like.options().dtype(at::kFloat));
+// `elements` fp32 of CPU scratch: a per-thread buffer kept across tiles and calls (it only grows,
+// to a few MB): fresh buffers per call would cost page faults that matter for short sequences.
+// ATen's CPU allocator aligns it to 64 bytes, so the score kernel's 32-byte loads of packed keys
+// never straddle a cache line. The tensor is valid until this thread asks for the slot again.
+at::Tensor scratch(ScratchSlot slot, int64_t elements) {
   thread_local at::Tensor keep[kScratchSlots];
   at::Tensor& buf = keep[slot];
   if (!buf.defined() || buf.numel() < elements) buf = at::empty({elements}, at::TensorOptions().dtype(at::kFloat));
@@ -347,16 +344,16 @@ Bf16Rows bf16Rows(const at::Tensor& view, at::Tensor& hold) {
 }
 
 // The score matmul of one tile on the CPU: out[G * count, width] (row-major) = the sequential fp32
-// dot products of stem_indexer_cpu_kernels.h, from the item's packed keys or keys packed here.
-void scoreTileCpu(const Tile& t, const Plan& plan, const Problem& p, float* out) {
+// dot products of stem_indexer_cpu_kernels.h, from the item's keys in `packed` or keys packed here.
+void scoreTileCpu(const Tile& t, const Plan& plan, const Problem& p, const PackedKeys& packed, float* out) {
   at::Tensor qHold, kHold;
   const Bf16Rows q = bf16Rows(tileQueries(t, plan, p), qHold);
-  const int64_t offset = p.packed.offset.empty() ? -1 : p.packed.offset[t.b * p.Nk + t.n];
+  const int64_t offset = packed.offset.empty() ? -1 : packed.offset[t.b * p.Nk + t.n];
   const float* keys = nullptr;
   if (offset >= 0) {
-    keys = p.packed.data.data_ptr<float>() + offset;
+    keys = packed.data.data_ptr<float>() + offset;
   } else {
-    at::Tensor buf = scratch(kKScratch, packedKeyFloats(t.width), p.q);
+    at::Tensor buf = scratch(kKeyScratch, packedKeyFloats(t.width));
     packKeys(bf16Rows(candidateKeys(p, t.b, t.n, t.width), kHold), buf.data_ptr<float>());
     keys = buf.data_ptr<float>();
   }
@@ -366,17 +363,13 @@ void scoreTileCpu(const Tile& t, const Plan& plan, const Problem& p, float* out)
 // The score matmul of one tile on the NPU: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T
 // with ATen (the cube unit), converted per tile.
 void scoreTileDevice(const Tile& t, const Plan& plan, const Problem& p, at::Tensor out) {
-  const int64_t rows = p.G * static_cast<int64_t>(t.count);
-  at::Tensor q32 = scratch(kQScratch, rows * kDim, p.q);
-  at::Tensor q = tileQueries(t, plan, p);
-  q32.view(q.sizes()).copy_(q);
-  at::Tensor k32 = scratch(kKScratch, t.width * kDim, p.k).view({t.width, kDim});
-  k32.copy_(candidateKeys(p, t.b, t.n, t.width).squeeze(0));
-  at::mm_out(out, q32.view({rows, kDim}), k32.t());
+  const at::Tensor q32 = tileQueries(t, plan, p).to(at::kFloat).reshape({p.G * static_cast<int64_t>(t.count), kDim});
+  const at::Tensor k32 = candidateKeys(p, t.b, t.n, t.width).squeeze(0).to(at::kFloat);
+  at::mm_out(out, q32, k32.t());
 }
 
-// The keys of every item with several tiles, packed once per item (not once per tile) when they
-// fit kKeyCacheBytes; none otherwise (then each tile packs its own, which costs the same when
+// The keys of every item with several tiles, packed once per item (not once per tile) on the CPU
+// when they fit kKeyCacheBytes; none otherwise (then each tile packs its own, which costs the same when
 // every item has one tile, and keeps them in the packing thread's cache).
 PackedKeys packKeysOnce(const Plan& plan, const Problem& p) {
   const int64_t items = p.B * p.Nk;
@@ -484,11 +477,11 @@ struct NativeScratch {
 void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at::Tensor& indices) {
   int32_t* idx = indices.data_ptr<int32_t>();
   const float* vb = p.vb.data_ptr<float>();
+  const PackedKeys packed = packKeysOnce(plan, p);
   auto work = [&](const Tile& t, NativeScratch& s) {
     const int64_t count = static_cast<int64_t>(t.count);
-    at::Tensor dots = scratch(kScoreScratch, p.G * count * t.width, p.q);
-    scoreTileCpu(t, plan, p, dots.data_ptr<float>());
-    const float* d = dots.data_ptr<float>();
+    float* d = scratch(kScoreScratch, p.G * count * t.width).data_ptr<float>();
+    scoreTileCpu(t, plan, p, packed, d);
     const float* bias = vb + biasOffset(p, t);
     for (int64_t g = 0; g < p.G; ++g) {
       for (int64_t k = 0; k < count; ++k) {
@@ -521,9 +514,10 @@ void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& 
   };
   if (p.q.device().is_cpu()) {
     adviseHugePages(dots);  // written once by the matmuls: fewer page faults
+    const PackedKeys packed = packKeysOnce(plan, p);
     struct NoState {};
-    forEachTileBalanced<NoState>(plan.tiles,
-                                 [&](const Tile& t, NoState&) { scoreTileCpu(t, plan, p, dotsOf(t).data_ptr<float>()); });
+    forEachTileBalanced<NoState>(
+        plan.tiles, [&](const Tile& t, NoState&) { scoreTileCpu(t, plan, p, packed, dotsOf(t).data_ptr<float>()); });
   } else {
     for (const Tile& t : plan.tiles) scoreTileDevice(t, plan, p, dotsOf(t));
   }
@@ -677,7 +671,7 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
     }
   }
   // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
-  Problem p{B, Nq, Nk, Nq / Nk, maxQb, maxKb, qflat.detach(), kflat.detach(), vbias.contiguous(), PackedKeys{}};
+  const Problem p{B, Nq, Nk, Nq / Nk, maxQb, maxKb, qflat.detach(), kflat.detach(), vbias.contiguous()};
   at::TensorOptions opts = qflat.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
   at::TensorOptions host = at::TensorOptions().dtype(at::kInt);
   at::Tensor shortLen = at::zeros({B, Nq, maxQb}, host);
@@ -696,7 +690,6 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
     seqLen = seqLenHost.to(qflat.device());
   }
   if (plan.topRows == 0) return {indices, seqLen};
-  if (qflat.device().is_cpu()) p.packed = packKeysOnce(plan, p);
   if (native) {
     scoreAndSelectCpu(plan, p, attrs.precision, indices);
   } else {
