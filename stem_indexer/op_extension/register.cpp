@@ -1,17 +1,15 @@
 // stem_indexer: schemas (spec §2.1), and the Meta and CPU implementations. On the CPU the score
 // matmuls are our own sequential-sum kernel (stem_indexer_cpu_kernels.h) and the selection is
-// native C++ fused with them (spec §7.1), all in the shared host code. The AscendC selection kernel runs on the CPU through the kernel sim as the
-// private op _npu_stem_indexer_emulated (same schema), which the tests hold exactly to the CPU op
-// (spec §7.3). Neither op is differentiable.
+// native C++ fused with them (spec §7.1), all in the shared host code. The AscendC selection
+// kernel runs on the CPU through the kernel sim as the private op _npu_stem_indexer_emulated (same
+// schema), which the tests hold exactly to the CPU op (spec §7.3). Neither op is differentiable.
 #include <torch/library.h>
 
 #include <optional>
-#include <string>
 #include <tuple>
 #include <vector>
 
 #include "amct_sim_glue.h"
-#include "stem_indexer_cpu_kernels.h"
 #include "stem_indexer_host.h"
 
 extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias, uint8_t* rows,
@@ -86,30 +84,6 @@ std::vector<int64_t> tilingForTest(int64_t rows, int64_t candidates) {
 // Test hook: the §7.1 query tile in rows (see setTileRowsForTest).
 int64_t tileRowsForTest(int64_t rows) { return amct::stem::setTileRowsForTest(rows); }
 
-// Test hook: the CPU score kernel on bf16 queries [A, I, 2048] and keys [W, 2048], as fp32
-// [A * I, W]; `portable` forces the portable loop instead of the AVX2 kernel.
-at::Tensor scoresForTest(const at::Tensor& queries, const at::Tensor& keys, bool portable) {
-  using amct::stem::kScoreDim;
-  constexpr const char* op = "_stem_indexer_scores";
-  TORCH_CHECK(queries.device().is_cpu() && keys.device().is_cpu(), op, ": CPU tensors only");
-  TORCH_CHECK(queries.scalar_type() == at::kBFloat16 && keys.scalar_type() == at::kBFloat16, op, ": bfloat16 only");
-  TORCH_CHECK(queries.dim() == 3 && queries.size(2) == kScoreDim, op, ": queries must be [A, I, 2048], got ",
-              queries.sizes());
-  TORCH_CHECK(keys.dim() == 2 && keys.size(1) == kScoreDim, op, ": keys must be [W, 2048], got ", keys.sizes());
-  // Rows must be contiguous; other strides (stepped, transposed outer dims) are kept.
-  const at::Tensor q = queries.stride(2) == 1 ? queries : queries.contiguous();
-  const at::Tensor k = keys.stride(1) == 1 ? keys : keys.contiguous();
-  const int64_t width = k.size(0);
-  at::Tensor out = at::empty({q.size(0) * q.size(1), width}, at::TensorOptions().dtype(at::kFloat));
-  if (out.numel() == 0) return out;
-  auto bits = [](const at::Tensor& t) { return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>()); };
-  at::Tensor packed = at::empty({amct::stem::packedKeyFloats(width)}, at::TensorOptions().dtype(at::kFloat));
-  amct::stem::packKeys(amct::stem::Bf16Rows{bits(k), 1, width, 0, k.stride(0)}, packed.data_ptr<float>());
-  amct::stem::sequentialScores(amct::stem::Bf16Rows{bits(q), q.size(0), q.size(1), q.stride(0), q.stride(1)},
-                               packed.data_ptr<float>(), width, out.data_ptr<float>(), width, portable);
-  return out;
-}
-
 }  // namespace
 
 // The arguments of npu_stem_indexer (§2.1), also those of the emulated-kernel op (a macro, as
@@ -125,7 +99,8 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_stem_indexer_budgets(int P, int Qb, int Kb, float alpha) -> Tensor", &budgetsForTest);
   m.def("_stem_indexer_tiling(int rows, int candidates) -> int[]", &tilingForTest);
   m.def("_stem_indexer_tile_rows(int rows) -> int", &tileRowsForTest);
-  m.def("_stem_indexer_scores(Tensor queries, Tensor keys, bool portable=False) -> Tensor", &scoresForTest);
+  m.def("_stem_indexer_scores(Tensor queries, Tensor keys, bool portable=False) -> Tensor",
+        &amct::stem::scoresForTest);
   m.def("npu_stem_indexer" AMCT_STEM_INDEXER_ARGS, {at::Tag::pt2_compliant_tag});
   m.def("_npu_stem_indexer_emulated" AMCT_STEM_INDEXER_ARGS);
   m.def(

@@ -703,6 +703,23 @@ int64_t setTileRowsForTest(int64_t rows) {
   return gTileRows.exchange(rows);
 }
 
+at::Tensor scoresForTest(const at::Tensor& queries, const at::Tensor& keys, bool portable) {
+  constexpr const char* op = "_stem_indexer_scores";
+  TORCH_CHECK(queries.device().is_cpu() && keys.device().is_cpu(), op, ": CPU tensors only");
+  TORCH_CHECK(queries.scalar_type() == at::kBFloat16 && keys.scalar_type() == at::kBFloat16, op, ": bfloat16 only");
+  TORCH_CHECK(queries.dim() == 3 && queries.size(2) == kDim, op, ": queries must be [A, I, 2048], got ",
+              queries.sizes());
+  TORCH_CHECK(keys.dim() == 2 && keys.size(1) == kDim, op, ": keys must be [W, 2048], got ", keys.sizes());
+  const int64_t width = keys.size(0);
+  at::Tensor out = at::empty({queries.size(0) * queries.size(1), width}, at::TensorOptions().dtype(at::kFloat));
+  if (out.numel() == 0) return out;
+  at::Tensor qHold, kHold;
+  at::Tensor packed = at::empty({packedKeyFloats(width)}, at::TensorOptions().dtype(at::kFloat));
+  packKeys(bf16Rows(keys.unsqueeze(0), kHold), packed.data_ptr<float>());
+  sequentialScores(bf16Rows(queries, qHold), packed.data_ptr<float>(), width, out.data_ptr<float>(), width, portable);
+  return out;
+}
+
 // ---- metadata (§6) ------------------------------------------------------------------------
 
 namespace {

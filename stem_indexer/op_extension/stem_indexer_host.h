@@ -79,6 +79,11 @@ at::Tensor stemIndexerMetadataMeta(const at::Tensor& qSeqLens, const at::Tensor&
 // returns the previous value; rows <= 0 only reads it. Results must not depend on it.
 int64_t setTileRowsForTest(int64_t rows);
 
+// Test hook: the CPU score kernel (stem_indexer_cpu_kernels.h) on bf16 queries [A, I, 2048] and
+// keys [W, 2048], as fp32 [A * I, W]; `portable` forces the portable loop instead of the AVX2
+// kernel. Rows that are not contiguous are copied first, as the op's tiles are.
+at::Tensor scoresForTest(const at::Tensor& queries, const at::Tensor& keys, bool portable);
+
 // §6 capacity in int32 words.
 int64_t metadataCapacity(int64_t batch, int64_t kvHeads);
 
