@@ -214,7 +214,7 @@ def sequential_dots(queries, keys):
         return torch.from_numpy(np.add.accumulate(products, axis=-1, dtype=np.float32)[..., -1].copy())
 
 
-def bf16_bits_equal(test, got, want, what):
+def fp32_bits_equal(test, got, want, what):
     test.assertEqual(tuple(got.shape), tuple(want.shape), what)
     same = got.view(torch.int32) == want.view(torch.int32)
     if not bool(same.all()):
@@ -243,7 +243,7 @@ class ScoreKernelTest(unittest.TestCase):
             want = sequential_dots(q, k)
             for portable in (False, True):
                 with self.subTest(shape=(A, inner, width), portable=portable):
-                    bf16_bits_equal(self, self.scores(q, k, portable), want, f"{A}x{inner} by {width}")
+                    fp32_bits_equal(self, self.scores(q, k, portable), want, f"{A}x{inner} by {width}")
 
     def test_strided_and_sliced_inputs(self):
         g = torch.Generator().manual_seed(12)
@@ -260,7 +260,7 @@ class ScoreKernelTest(unittest.TestCase):
             want = sequential_dots(q, k)
             for portable in (False, True):
                 with self.subTest(view=name, portable=portable):
-                    bf16_bits_equal(self, self.scores(q, k, portable), want, name)
+                    fp32_bits_equal(self, self.scores(q, k, portable), want, name)
 
     def test_order_of_the_sum(self):
         # 2^24 + 1 + 1 ... : the sequential fp32 sum keeps 2^24 (each +1 is a tie to even), a
@@ -274,7 +274,7 @@ class ScoreKernelTest(unittest.TestCase):
         got = self.scores(q.bfloat16(), k.bfloat16(), False)
         self.assertEqual(got[0].tolist(), [2.0 ** 24] * 3)
         self.assertEqual(got[1].tolist(), [2.0 ** 24 + 100] * 3)
-        bf16_bits_equal(self, got, self.scores(q.bfloat16(), k.bfloat16(), True), "portable")
+        fp32_bits_equal(self, got, self.scores(q.bfloat16(), k.bfloat16(), True), "portable")
 
     def test_specials(self):
         g = torch.Generator().manual_seed(13)
@@ -290,7 +290,7 @@ class ScoreKernelTest(unittest.TestCase):
         want = sequential_dots(q, k)
         for portable in (False, True):
             with self.subTest(portable=portable):
-                bf16_bits_equal(self, self.scores(q, k, portable), want, "specials")
+                fp32_bits_equal(self, self.scores(q, k, portable), want, "specials")
 
     def test_empty_and_bad_inputs(self):
         q = torch.zeros(2, 0, 2048).bfloat16()
