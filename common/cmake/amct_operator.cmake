@@ -7,6 +7,7 @@
 #   project(<op> LANGUAGES ${AMCT_LANGUAGES})
 #   amct_add_operator(<op> KERNEL op_kernel/<op>_kernel.cpp
 #                     HOST op_extension/register.cpp op_extension/<op>_host.cpp
+#                     [CPU_KERNELS op_extension/<op>_cpu.cpp]
 #                     NPU_HOST op_extension/<op>_npu.cpp
 #                     [NPU_ARCHS dav-2201 dav-3510])
 #
@@ -122,15 +123,44 @@ function(amct_link_common target)
   set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../lib" BUILD_WITH_INSTALL_RPATH ON)
 endfunction()
 
-# amct_add_operator(<op> KERNEL <kernel.cpp> HOST <files...> NPU_HOST <files...> [NPU_ARCHS <archs...>])
+# The native CPU kernels: each source compiled once per SIMD capability, as ATen compiles its own
+# kernels (cmake/Codegen.cmake there), so at::vec::Vectorized<T> has that capability's width in each
+# copy; amct_cpu_dispatch.h picks a copy at run time. Non-x86 hosts build the DEFAULT copy only.
+# -ffp-contract=off: no copy may fuse a multiply and an add that another copy keeps apart, so all
+# copies give the same bits.
+set(AMCT_CPU_CAPABILITY_FLAGS_DEFAULT "")
+set(AMCT_CPU_CAPABILITY_FLAGS_AVX2 -mavx2 -mfma -mbmi -mbmi2 -mf16c)
+set(AMCT_CPU_CAPABILITY_FLAGS_AVX512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mbmi -mbmi2 -mf16c)
+if(AMCT_HOST_ARCH STREQUAL "x86_64")
+  set(AMCT_CPU_CAPABILITIES DEFAULT AVX2 AVX512)
+else()
+  set(AMCT_CPU_CAPABILITIES DEFAULT)
+endif()
+function(amct_add_cpu_kernels target)
+  foreach(_cap ${AMCT_CPU_CAPABILITIES})
+    set(_obj ${target}_cpu_${_cap})
+    add_library(${_obj} OBJECT ${ARGN})
+    amct_use_torch(${_obj})
+    target_include_directories(${_obj} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_extension" "${AMCT_COMMON_DIR}/op_kernel")
+    target_compile_definitions(${_obj} PRIVATE CPU_CAPABILITY=${_cap} CPU_CAPABILITY_${_cap})
+    target_compile_options(${_obj} PRIVATE -O3 -fopenmp -fno-trapping-math -ffp-contract=off
+                           ${AMCT_CPU_CAPABILITY_FLAGS_${_cap}})
+    amct_apply_sanitizers(${_obj})
+    target_sources(${target} PRIVATE $<TARGET_OBJECTS:${_obj}>)
+  endforeach()
+endfunction()
+
+# amct_add_operator(<op> KERNEL <kernel.cpp> HOST <files...> [CPU_KERNELS <files...>] NPU_HOST <files...>
+#                   [NPU_ARCHS <archs...>])
 #
-# Always builds libamct_<op>.so: schema, Meta, Autograd and the CPU implementation, whose
-# kernel is the same AscendC source compiled as C++ against the kernel sim. With the NPU
+# Always builds libamct_<op>.so: schema, Meta, the native CPU implementation (CPU_KERNELS) and
+# the private _<op>_emulated CPU ops, whose kernel is the AscendC source compiled as C++ against
+# the kernel sim. With the NPU
 # backend it also builds libamct_<op>_npu.so: the PrivateUse1 implementation with the kernel
 # compiled by bisheng for --npu-arch=${AMCT_NPU_ARCH} (skipped with a message when the op
 # has no NPU kernel for that arch).
 function(amct_add_operator op)
-  cmake_parse_arguments(ARG "" "KERNEL" "HOST;NPU_HOST;NPU_ARCHS" ${ARGN})
+  cmake_parse_arguments(ARG "" "KERNEL" "HOST;CPU_KERNELS;NPU_HOST;NPU_ARCHS" ${ARGN})
   if(NOT ARG_KERNEL OR NOT ARG_HOST)
     message(FATAL_ERROR "amct_add_operator(${op}): KERNEL and HOST are required")
   endif()
@@ -159,6 +189,9 @@ function(amct_add_operator op)
   target_compile_options(${_cpu} PRIVATE -O3 -fopenmp -fno-trapping-math)
   target_link_options(${_cpu} PRIVATE -fopenmp)
   amct_apply_sanitizers(${_cpu})
+  if(ARG_CPU_KERNELS)
+    amct_add_cpu_kernels(${_cpu} ${ARG_CPU_KERNELS})
+  endif()
 
   if(AMCT_BACKEND STREQUAL "npu")
     list(FIND ARG_NPU_ARCHS "${AMCT_NPU_ARCH}" _found)

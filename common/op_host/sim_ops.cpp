@@ -1,9 +1,13 @@
-// Sim-only operators: let tests and the selftest read and override the platform facts the
-// CPU backend reports to the tiling code, and count kernel launches.
+// Test-only operators: let tests and the selftest read and override the platform facts the
+// kernel sim reports to the tiling code, count kernel launches, and force the SIMD path of the
+// native CPU kernels.
 #include <torch/library.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "amct_cpu_dispatch.h"
 #include "amct_sim_host.h"
 
 namespace {
@@ -17,10 +21,23 @@ std::vector<int64_t> simGetPlatform() {
 
 int64_t simLaunchCount() { return static_cast<int64_t>(amct_sim::LaunchCount()); }
 
+// force: "default" / "avx2" / "avx512" pins the native kernels' SIMD path, "reset" returns to the
+// detected one (or AMCT_CPU_CAPABILITY's), None only asks. Returns [active, detected].
+std::vector<std::string> cpuCapability(const std::optional<std::string>& force) {
+  using namespace amct::cpu;
+  if (force && *force == "reset") {
+    resetCapability();
+  } else if (force) {
+    forceCapability(capabilityFromName(*force));
+  }
+  return {capabilityName(activeCapability()), capabilityName(detectedCapability())};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_sim_set_platform(int aiv_cores, int ub_bytes) -> ()", &simSetPlatform);
   m.def("_sim_get_platform() -> int[]", &simGetPlatform);
   m.def("_sim_launch_count() -> int", &simLaunchCount);
+  m.def("_cpu_capability(str? force=None) -> str[]", &cpuCapability);
 }

@@ -1,0 +1,75 @@
+// Run-time choice of a native CPU kernel's SIMD path, as ATen's DispatchStub does it.
+//
+// A native kernel source is listed in amct_add_operator(... CPU_KERNELS <file>) and compiled once
+// per capability with ATen's macros: CPU_CAPABILITY is DEFAULT, AVX2 or AVX512 (with
+// CPU_CAPABILITY_AVX2 / CPU_CAPABILITY_AVX512 and the matching -m flags), so at::vec::Vectorized<T>
+// has that width in each copy. The source puts its functions inside `namespace CPU_CAPABILITY`
+// and defines one table of function pointers there; the host code declares the table with
+// AMCT_CPU_KERNEL_TABLE and calls `<name>ForThisCpu()`, which returns the copy for the best
+// capability this CPU (and the OS) supports, lowered by the environment variable
+// AMCT_CPU_CAPABILITY=default|avx2|avx512 or by the test hook torch.ops.amct._cpu_capability.
+// Non-x86 machines compile only the DEFAULT copy.
+#pragma once
+
+#include <string>
+
+namespace amct {
+namespace cpu {
+
+enum class Capability : int { kDefault = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// The best capability of this CPU and OS (cpuid and XCR0, through the compiler's builtins).
+Capability detectedCapability();
+
+// The capability kernels run with now: the detected one, unless lowered by AMCT_CPU_CAPABILITY
+// (read once) or by forceCapability.
+Capability activeCapability();
+
+// Test hook: run every native kernel with `c` from now on (process-wide). Throws a RuntimeError
+// naming both when `c` is above the detected capability. resetCapability() undoes it.
+void forceCapability(Capability c);
+void resetCapability();
+
+const char* capabilityName(Capability c);  // "default", "avx2", "avx512"
+Capability capabilityFromName(const std::string& name);  // RuntimeError listing the names otherwise
+
+template <class Table>
+const Table& pickTable(const Table& portable, const Table* avx2, const Table* avx512) {
+  switch (activeCapability()) {
+    case Capability::kAvx512:
+      if (avx512) return *avx512;
+      [[fallthrough]];
+    case Capability::kAvx2:
+      if (avx2) return *avx2;
+      [[fallthrough]];
+    default:
+      return portable;
+  }
+}
+
+}  // namespace cpu
+}  // namespace amct
+
+// Declares the three copies of a kernel table `name` of type `Table` (in the enclosing namespace)
+// and `const Table& nameForThisCpu()`, which picks one per call (cheap: one relaxed load).
+#if defined(__x86_64__)
+#define AMCT_CPU_KERNEL_TABLE(Table, name)                                                        \
+  namespace DEFAULT {                                                                             \
+  extern const Table name;                                                                        \
+  }                                                                                               \
+  namespace AVX2 {                                                                                \
+  extern const Table name;                                                                        \
+  }                                                                                               \
+  namespace AVX512 {                                                                              \
+  extern const Table name;                                                                        \
+  }                                                                                               \
+  inline const Table& name##ForThisCpu() { return ::amct::cpu::pickTable(DEFAULT::name, &AVX2::name, &AVX512::name); }
+#else
+#define AMCT_CPU_KERNEL_TABLE(Table, name)                                                        \
+  namespace DEFAULT {                                                                             \
+  extern const Table name;                                                                        \
+  }                                                                                               \
+  inline const Table& name##ForThisCpu() {                                                        \
+    return ::amct::cpu::pickTable<Table>(DEFAULT::name, nullptr, nullptr);                        \
+  }
+#endif
