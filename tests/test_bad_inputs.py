@@ -1,11 +1,11 @@
-"""The bad-input survey (issue: hardening): one test per cell of the README's "Bad inputs"
-table, op x class (wrong dtype, wrong rank, wrong device, shape mismatch, unsupported
+"""The bad-input survey (issue: hardening): one test per cell of the "Bad inputs" table of
+``docs/errors.md``, op x class (wrong dtype, wrong rank, wrong device, shape mismatch, unsupported
 attribute value, non-finite values, empty, huge).
 
 A cell either raises RuntimeError whose message contains the listed key words (the op, the
 argument, what was expected and what was given), or is accepted input with a defined result,
 checked here against the spec. Every call runs in this process: nothing may crash it.
-``test_readme_table_matches`` keeps the README table and this file in step.
+``test_docs_table_matches`` keeps that table and this file in step.
 """
 import re
 import sys
@@ -344,10 +344,10 @@ class TestBadInputSurvey(unittest.TestCase):
                     else:
                         detail(self, call())
 
-    def test_readme_table_matches(self):
-        text = (REPO / "README.md").read_text(encoding="utf-8")
+    def test_docs_table_matches(self):
+        text = (REPO / "docs" / "errors.md").read_text(encoding="utf-8")
         section = text.split("## Bad inputs", 1)
-        self.assertEqual(len(section), 2, "README has no '## Bad inputs' section")
+        self.assertEqual(len(section), 2, "docs/errors.md has no '## Bad inputs' section")
         rows = {}
         for line in section[1].split("\n## ", 1)[0].splitlines():
             cols = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -355,12 +355,12 @@ class TestBadInputSurvey(unittest.TestCase):
                 rows[cols[0].strip("`")] = cols[1:]
         for op, row in all_cells().items():
             with self.subTest(op=op):
-                self.assertIn(op, rows, f"README Bad inputs table has no row for {op}")
+                self.assertIn(op, rows, f"docs/errors.md Bad inputs table has no row for {op}")
                 for cls, cell_text in zip(CLASSES, rows[op]):
                     kind = row[cls][1][0] if row[cls] is not NA else "n/a"
                     want = {"raises": "RuntimeError", "accepted": "ok", "n/a": "—"}[kind]
                     self.assertTrue(cell_text.startswith(want) or (kind == "raises" and re.match("^Runtime", cell_text)),
-                                    f"{op} / {cls}: README says {cell_text!r}, the test expects {want}")
+                                    f"{op} / {cls}: docs/errors.md says {cell_text!r}, the test expects {want}")
 
 
 if __name__ == "__main__":

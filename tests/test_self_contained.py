@@ -116,5 +116,22 @@ class TestNoReferenceOutsideTheRepository(unittest.TestCase):
                          "repository; cite docs/ instead: " + "; ".join(offenders))
 
 
+class TestReadmeCommandsAreWhatCiRuns(unittest.TestCase):
+    """The README's set-up and test commands are the ones ``.ci/run`` runs, character for
+    character, so a user who follows the README does what CI checks."""
+
+    def _block_after(self, text, heading):
+        part = text.split(f"## {heading}\n", 1)[1]
+        return part.split("```bash\n", 1)[1].split("```", 1)[0].strip()
+
+    def test_set_up_and_test_commands(self):
+        readme = (REPO / "README.md").read_text(encoding="utf-8")
+        ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        for heading in ("Set up", "Test"):
+            with self.subTest(section=heading):
+                command = self._block_after(readme, heading)
+                self.assertIn(command, ci, f".ci/run does not run the README's {heading!r} command")
+
+
 if __name__ == "__main__":
     unittest.main()

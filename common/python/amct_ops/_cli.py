@@ -28,7 +28,15 @@ Commands
     a JSON object). Common options: ``--repeat N``, ``--warmup N``, ``--quick``, ``--stat``,
     ``--threads N``, ``--device``, ``--json``; the package adds its own (e.g. ``--sizes``,
     ``--dtypes``).
+    ``--plot out.png`` also draws throughput against size, each operator beside its baselines
+    (needs matplotlib: ``pip install amct_ops[plot]``).
     Benchmarks are scripts: they never run inside the test suite.
+
+``bench --all [--markdown] [--output FILE] [common options]``
+    Runs every package's benchmark in turn (the common options, e.g. ``--quick`` or
+    ``--repeat``, are given to each) and prints their tables; with ``--markdown`` one document
+    with the date, the command, the machine and every table, which is ``docs/performance.md``
+    (``python -m amct_ops bench --all --markdown --output docs/performance.md``).
 
 torch_npu is never imported when this module is imported; it is imported only when an NPU
 device is requested (``--device npu``), or by ``info`` to say whether the NPU backend works.
@@ -81,6 +89,8 @@ Every name in ``amct_ops.OPERATOR_PACKAGES`` is a sub-package ``amct_ops.<pkg>``
     baseline that cannot run (exit 2).
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -688,6 +698,8 @@ def _bench_parser(pkg, mod):
                    help="torch.set_num_threads (default: torch's default)")
     p.add_argument("--device", default="cpu", help="cpu (default), npu or npu:N")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
+    p.add_argument("--plot", metavar="PNG", default=None,
+                   help="also write a figure of throughput against size (needs matplotlib)")
     add = getattr(mod, "add_arguments", None)
     if add is not None:
         add(p)
@@ -697,6 +709,8 @@ def _bench_parser(pkg, mod):
 def cmd_bench(args):
     from amct_ops import _benchutil
 
+    if getattr(args, "all", False):
+        return cmd_bench_all(args)
     mods = _bench_modules()
     if not args.op:
         if not mods:
@@ -734,6 +748,14 @@ def cmd_bench(args):
     except DeviceUnavailable as exc:
         return _report_unavailable("bench", requested, str(exc), bargs.json)
     bargs.sync = _device_sync(bargs.device)
+    if bargs.plot:
+        from amct_ops import _benchplot
+
+        try:
+            _benchplot.require_matplotlib()
+        except _benchplot.MatplotlibMissing as exc:
+            print(f"amct_ops bench: error: {exc}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
     load_before = _benchutil.load_average()
     try:
         out = mod.run(bargs) or {}
@@ -748,6 +770,9 @@ def cmd_bench(args):
     facts["device"] = str(bargs.device)
     if bargs.device.type == "cpu":
         facts["sim_platform"] = _sim_platform()
+    if bargs.plot:
+        _benchplot.plot_results(args.op, out.get("results", []), bargs.plot, facts)
+        print(f"amct_ops bench: wrote {bargs.plot}", file=sys.stderr)
     if bargs.json:
         print(json.dumps({"bench": args.op, "machine": facts, "tables": out.get("tables", []),
                           "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
@@ -777,9 +802,73 @@ def cmd_bench(args):
     return EXIT_OK
 
 
+def _bench_payload(pkg, rest):
+    """One package's benchmark as its ``--json`` object: (exit code, object or None)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = cmd_bench(argparse.Namespace(op=pkg, rest=list(rest) + ["--json"], all=False))
+    return code, (json.loads(buf.getvalue()) if code == EXIT_OK else None)
+
+
+def cmd_bench_all(args):
+    """``bench --all``: every package's benchmark, printed one after the other or as one
+    markdown document (``--markdown``), to stdout or ``--output``."""
+    from amct_ops import _benchplot, _benchutil
+
+    if "--json" in args.rest or "--plot" in args.rest:
+        print("amct_ops bench: error: --all takes the common options but not --json or --plot",
+              file=sys.stderr)
+        return EXIT_FAIL
+    runs, worst = [], EXIT_OK
+    for pkg, (mod, text) in _bench_modules().items():
+        if mod is None:
+            runs.append((pkg, "", None, f"the benchmark module {text}"))
+            worst = max(worst, EXIT_UNAVAILABLE)
+            continue
+        print(f"amct_ops bench --all: {pkg} ...", file=sys.stderr)
+        code, payload = _bench_payload(pkg, args.rest)
+        worst = max(worst, code)
+        runs.append((pkg, text, payload, f"the benchmark exited with {code}"))
+    command = " ".join(["python -m amct_ops bench --all"] + (["--markdown"] if args.markdown else [])
+                       + list(args.rest) + (["--output", args.output] if args.output else []))
+    if args.markdown:
+        text = _benchplot.markdown_report(command, runs)
+    else:
+        chunks = []
+        for pkg, _, payload, reason in runs:
+            chunks.append(f"# {pkg}\n")
+            if payload is None:
+                chunks.append(f"not measured: {reason}\n")
+                continue
+            chunks.append(_benchplot.machine_line(payload["machine"]) + "\n")
+            for table in payload.get("tables", []):
+                chunks.append(f"## {table.get('title', '')}\n\n"
+                              + _benchutil.markdown_table(table["columns"], table["rows"]) + "\n")
+            chunks.append("\n".join(payload.get("notes", [])) + "\n")
+        text = "\n".join(chunks)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"amct_ops bench --all: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return worst
+
+
 # ----------------------------------------------------------------------------------------------
 # entry point
 # ----------------------------------------------------------------------------------------------
+
+
+def _bench_all_args(argv):
+    """``bench --all ...``: its own options; everything else, in order, goes to every package."""
+    p = argparse.ArgumentParser(prog="python -m amct_ops bench --all")
+    p.add_argument("--all", action="store_true")
+    p.add_argument("--markdown", action="store_true")
+    p.add_argument("--output", default=None)
+    args, rest = p.parse_known_args(argv)
+    args.op, args.rest = None, rest
+    return args
 
 
 def _parser():
@@ -801,6 +890,10 @@ def _parser():
     pb = sub.add_parser("bench", help="benchmarks: without a name, list them",
                         description="Run `python -m amct_ops bench <name> --help` for a benchmark's options.")
     pb.add_argument("op", nargs="?", help="operator package to benchmark")
+    pb.add_argument("--all", action="store_true", help="every package's benchmark in turn")
+    pb.add_argument("--markdown", action="store_true",
+                    help="with --all: one markdown document (date, command, machine, all tables)")
+    pb.add_argument("--output", metavar="FILE", default=None, help="with --all: write to FILE")
     pb.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
 
@@ -808,6 +901,8 @@ def _parser():
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
+    if argv[:1] == ["bench"] and "--all" in argv[1:]:
+        return cmd_bench(_bench_all_args(argv[1:]))
     args = parser.parse_args(argv)
     if args.version:
         print(_version())
