@@ -32,11 +32,12 @@ Commands
     (needs matplotlib: ``pip install amct_ops[plot]``).
     Benchmarks are scripts: they never run inside the test suite.
 
-``bench --all [--markdown] [--output FILE] [common options]``
+``bench --all [--markdown] [--output FILE] [--plot-dir DIR] [common options]``
     Runs every package's benchmark in turn (the common options, e.g. ``--quick`` or
     ``--repeat``, are given to each) and prints their tables; with ``--markdown`` one document
     with the date, the command, the machine and every table, which is ``docs/performance.md``
-    (``python -m amct_ops bench --all --markdown --output docs/performance.md``).
+    (``python -m amct_ops bench --all --markdown --output docs/performance.md``); ``--plot-dir``
+    also draws every package's ``--plot`` figure from the same run.
 
 torch_npu is never imported when this module is imported; it is imported only when an NPU
 device is requested (``--device npu``), or by ``info`` to say whether the NPU backend works.
@@ -815,6 +816,12 @@ def cmd_bench_all(args):
     markdown document (``--markdown``), to stdout or ``--output``."""
     from amct_ops import _benchplot, _benchutil
 
+    if args.plot_dir:
+        try:
+            _benchplot.require_matplotlib()
+        except _benchplot.MatplotlibMissing as exc:
+            print(f"amct_ops bench: error: {exc}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
     if "--json" in args.rest or "--plot" in args.rest:
         print("amct_ops bench: error: --all takes the common options but not --json or --plot",
               file=sys.stderr)
@@ -828,9 +835,14 @@ def cmd_bench_all(args):
         print(f"amct_ops bench --all: {pkg} ...", file=sys.stderr)
         code, payload = _bench_payload(pkg, args.rest)
         worst = max(worst, code)
+        if payload is not None and args.plot_dir:
+            path = os.path.join(args.plot_dir, f"bench_{pkg}.png")
+            _benchplot.plot_results(pkg, payload.get("results", []), path, payload.get("machine"))
+            print(f"amct_ops bench --all: wrote {path}", file=sys.stderr)
         runs.append((pkg, text, payload, f"the benchmark exited with {code}"))
     command = " ".join(["python -m amct_ops bench --all"] + (["--markdown"] if args.markdown else [])
-                       + list(args.rest) + (["--output", args.output] if args.output else []))
+                       + list(args.rest) + (["--output", args.output] if args.output else [])
+                       + (["--plot-dir", args.plot_dir] if args.plot_dir else []))
     if args.markdown:
         text = _benchplot.markdown_report(command, runs)
     else:
@@ -862,10 +874,11 @@ def cmd_bench_all(args):
 
 def _bench_all_args(argv):
     """``bench --all ...``: its own options; everything else, in order, goes to every package."""
-    p = argparse.ArgumentParser(prog="python -m amct_ops bench --all")
+    p = argparse.ArgumentParser(prog="python -m amct_ops bench --all", allow_abbrev=False)
     p.add_argument("--all", action="store_true")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--output", default=None)
+    p.add_argument("--plot-dir", default=None)
     args, rest = p.parse_known_args(argv)
     args.op, args.rest = None, rest
     return args
@@ -894,6 +907,8 @@ def _parser():
     pb.add_argument("--markdown", action="store_true",
                     help="with --all: one markdown document (date, command, machine, all tables)")
     pb.add_argument("--output", metavar="FILE", default=None, help="with --all: write to FILE")
+    pb.add_argument("--plot-dir", metavar="DIR", default=None,
+                    help="with --all: also write DIR/bench_<pkg>.png for every package (needs matplotlib)")
     pb.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
 
