@@ -49,6 +49,14 @@ class MarkdownReportTest(unittest.TestCase):
         self.assertIn("note of table A", text)
         self.assertIn("## pkg_b", text)
         self.assertIn("Not measured: the benchmark exited with 2", text)
+        self.assertNotIn("overloaded", text)
+
+    def test_report_warns_when_the_machine_was_overloaded(self):
+        busy = payload("table A", [])
+        busy["machine"] = dict(FACTS, load_average_before=7.5)
+        text = _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", busy, "")])
+        self.assertIn("**Warning: measured on an overloaded machine**", text)
+        self.assertIn("pkg_a 7.5", text)
 
     def test_bench_all_runs_every_package_with_the_common_options(self):
         calls = []
@@ -85,8 +93,8 @@ class MarkdownReportTest(unittest.TestCase):
                 {"dtype": "float16", "elements": 1024, "kernel": "base", "error": "unavailable"}]
         panels, units = _benchplot.plot_series(rows)
         self.assertEqual(panels, {"quantize, bfloat16": {"op": [(1024, 1024e3), (2048, 512e3)]},
-                                  "all": {"reference": [(8192, 16384.0)]}})
-        self.assertEqual(units, {"quantize, bfloat16": "elements", "all": "tokens"})
+                                  "all sizes": {"reference": [(8192, 16384.0)]}})
+        self.assertEqual(units, {"quantize, bfloat16": "elements", "all sizes": "tokens"})
 
 
 BENCH = ["bench", "hifloat8_cast", "--quick", "--sizes", "1024", "4096", "--dtypes", "bf16",

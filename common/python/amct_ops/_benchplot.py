@@ -51,7 +51,7 @@ def plot_series(results):
         if key is None or not seconds or seconds <= 0:
             continue
         parts = [str(r[k]) for k in ("part", "dtype") if k in r]
-        title = ", ".join(parts) if parts else "all"
+        title = ", ".join(parts) if parts else "all sizes"
         panels.setdefault(title, {}).setdefault(str(r["kernel"]), []).append((size, size / seconds))
         units[title] = key
     for kernels in panels.values():
@@ -69,7 +69,7 @@ def plot_results(package, results, path, facts=None):
     if not panels:
         raise ValueError(f"the {package} benchmark reported no timed rows with a size to plot")
     n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(max(7.0, 5.2 * n), 4.4), squeeze=False)
     for ax, (title, kernels) in zip(axes[0], sorted(panels.items())):
         for kernel, points in sorted(kernels.items()):
             xs, ys = zip(*points)
@@ -88,6 +88,8 @@ def plot_results(package, results, path, facts=None):
         sub = (f"\n{facts.get('cpu_model', '?')}, {facts.get('nproc', '?')} CPUs, torch "
                f"{facts.get('torch', '?')}, {facts.get('torch_threads', '?')} threads, "
                f"load {facts.get('load_average_before', '?')}")
+        if bu.busy_warning(facts.get("load_average_before"), facts.get("nproc")):
+            sub += "\nmeasured on an overloaded machine: unreliable"
     fig.suptitle(f"amct_ops bench {package}: throughput against size{sub}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -117,6 +119,14 @@ def markdown_report(command, runs, now=None):
              f"Date: {now.strftime('%Y-%m-%d %H:%M UTC')}.",
              "Every ratio is against a baseline timed in the same run, with the samples interleaved; "
              "the load average is the 1-minute one as each benchmark started.", ""]
+    busy = [(pkg, p["machine"]) for pkg, _, p, _ in runs
+            if p is not None and bu.busy_warning(p["machine"].get("load_average_before"), p["machine"].get("nproc"))]
+    if busy:
+        loads = ", ".join(f"{pkg} {m.get('load_average_before')}" for pkg, m in busy)
+        lines += [f"**Warning: measured on an overloaded machine** (1-minute load average as each benchmark "
+                  f"started, on {busy[0][1].get('nproc')} CPUs: {loads}). Other work competed with every "
+                  "timing, so even the same-run ratios below are unreliable: regenerate on a quiet machine "
+                  "before quoting them.", ""]
     for package, description, payload, reason in runs:
         lines += [f"## {package}", "", description, ""]
         if payload is None:
