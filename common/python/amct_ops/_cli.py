@@ -749,14 +749,8 @@ def cmd_bench(args):
     except DeviceUnavailable as exc:
         return _report_unavailable("bench", requested, str(exc), bargs.json)
     bargs.sync = _device_sync(bargs.device)
-    if bargs.plot:
-        from amct_ops import _benchplot
-
-        try:
-            _benchplot.require_matplotlib()
-        except _benchplot.MatplotlibMissing as exc:
-            print(f"amct_ops bench: error: {exc}", file=sys.stderr)
-            return EXIT_UNAVAILABLE
+    if bargs.plot and not _plotting_available():
+        return EXIT_UNAVAILABLE
     load_before = _benchutil.load_average()
     try:
         out = mod.run(bargs) or {}
@@ -772,6 +766,8 @@ def cmd_bench(args):
     if bargs.device.type == "cpu":
         facts["sim_platform"] = _sim_platform()
     if bargs.plot:
+        from amct_ops import _benchplot
+
         _benchplot.plot_results(args.op, out.get("results", []), bargs.plot, facts)
         print(f"amct_ops bench: wrote {bargs.plot}", file=sys.stderr)
     if bargs.json:
@@ -803,6 +799,18 @@ def cmd_bench(args):
     return EXIT_OK
 
 
+def _plotting_available():
+    """True when matplotlib imports; otherwise says how to install it (on stderr)."""
+    from amct_ops import _benchplot
+
+    try:
+        _benchplot.require_matplotlib()
+        return True
+    except _benchplot.MatplotlibMissing as exc:
+        print(f"amct_ops bench: error: {exc}", file=sys.stderr)
+        return False
+
+
 def _bench_payload(pkg, rest):
     """One package's benchmark as its ``--json`` object: (exit code, object or None)."""
     buf = io.StringIO()
@@ -816,12 +824,8 @@ def cmd_bench_all(args):
     markdown document (``--markdown``), to stdout or ``--output``."""
     from amct_ops import _benchplot, _benchutil
 
-    if args.plot_dir:
-        try:
-            _benchplot.require_matplotlib()
-        except _benchplot.MatplotlibMissing as exc:
-            print(f"amct_ops bench: error: {exc}", file=sys.stderr)
-            return EXIT_UNAVAILABLE
+    if args.plot_dir and not _plotting_available():
+        return EXIT_UNAVAILABLE
     if "--json" in args.rest or "--plot" in args.rest:
         print("amct_ops bench: error: --all takes the common options but not --json or --plot",
               file=sys.stderr)
