@@ -774,6 +774,14 @@ def cmd_bench(args):
     if busy:
         print()
         print(busy)
+    _print_tables_and_notes(out)
+    return EXIT_OK
+
+
+def _print_tables_and_notes(out):
+    """A benchmark's ``{"tables", "notes"}`` as markdown."""
+    from amct_ops import _benchutil
+
     for table in out.get("tables", []):
         print()
         if table.get("title"):
@@ -785,7 +793,6 @@ def cmd_bench(args):
         print()
         for line in notes:
             print(line)
-    return EXIT_OK
 
 
 def _bench_npu_estimate(pkg, mod, bargs):
@@ -810,16 +817,7 @@ def _bench_npu_estimate(pkg, mod, bargs):
                           "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
         return EXIT_OK
     print(f"# amct_ops {_version()} bench {pkg} --npu-estimate --soc {bargs.soc}")
-    for table in out.get("tables", []):
-        print()
-        if table.get("title"):
-            print(f"## {table['title']}")
-            print()
-        print(_benchutil.markdown_table(table["columns"], table["rows"]))
-    if out.get("notes"):
-        print()
-        for line in out["notes"]:
-            print(line)
+    _print_tables_and_notes(out)
     return EXIT_OK
 
 
