@@ -30,6 +30,9 @@ Commands
     ``--dtypes``).
     ``--plot out.png`` also draws throughput against size, each operator beside its baselines
     (needs matplotlib: ``pip install amct_ops[plot]``).
+    ``--npu-estimate [--soc ascend910b|ascend950] [--sample-blocks K]`` times
+    nothing: it runs each case once on the kernel sim with the SOC's core count and UB and prints
+    the cost model's estimate per kernel launch (slowest core, bound pipe, each pipe's busy share).
     Benchmarks are scripts: they never run inside the test suite.
 
 ``bench --all [--markdown] [--output FILE] [--plot-dir DIR] [common options]``
@@ -86,7 +89,8 @@ Every name in ``amct_ops.OPERATOR_PACKAGES`` is a sub-package ``amct_ops.<pkg>``
          "results": [dict, ...]}       # optional raw measurements, for --json
 
     Cells are numbers or strings; floats are formatted by the framework. Timing helpers are in
-    ``amct_ops._benchutil``. ``run`` may raise ``BenchUnavailable(reason)`` for a device or
+    ``amct_ops._benchutil``. Optional ``npu_estimate(args) -> dict`` (same shape as ``run``'s) serves
+    ``--npu-estimate``, normally through ``_benchutil.npu_estimate_tables``. ``run`` may raise ``BenchUnavailable(reason)`` for a device or
     baseline that cannot run (exit 2).
 """
 import argparse
@@ -701,6 +705,12 @@ def _bench_parser(pkg, mod):
     p.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
     p.add_argument("--plot", metavar="PNG", default=None,
                    help="also write a figure of throughput against size (needs matplotlib)")
+    p.add_argument("--npu-estimate", action="store_true",
+                   help="instead of timing: estimate each case's NPU kernel time with the kernel sim's cost model")
+    p.add_argument("--soc", choices=("ascend910b", "ascend950"), default=None,
+                   help="SOC of --npu-estimate (default: this build's, else ascend910b)")
+    p.add_argument("--sample-blocks", type=int, default=None,
+                   help="--npu-estimate: emulate only about this many blocks per launch (default: the benchmark's)")
     add = getattr(mod, "add_arguments", None)
     if add is not None:
         add(p)
@@ -752,6 +762,8 @@ def cmd_bench(args):
     if bargs.plot and not _plotting_available():
         return EXIT_UNAVAILABLE
     load_before = _benchutil.load_average()
+    if bargs.npu_estimate:
+        return _bench_npu_estimate(args.op, mod, bargs)
     try:
         out = mod.run(bargs) or {}
     except BenchUnavailable as exc:
@@ -785,6 +797,14 @@ def cmd_bench(args):
     if busy:
         print()
         print(busy)
+    _print_tables_and_notes(out)
+    return EXIT_OK
+
+
+def _print_tables_and_notes(out):
+    """A benchmark's ``{"tables", "notes"}`` as markdown."""
+    from amct_ops import _benchutil
+
     for table in out.get("tables", []):
         print()
         if table.get("title"):
@@ -796,6 +816,31 @@ def cmd_bench(args):
         print()
         for line in notes:
             print(line)
+
+
+def _bench_npu_estimate(pkg, mod, bargs):
+    """``bench <pkg> --npu-estimate``: the package's ``npu_estimate(args)`` (same output shape as
+    ``run``), printed as estimates of the kernel sim's cost model."""
+    from amct_ops import _benchutil
+
+    estimate = getattr(mod, "npu_estimate", None)
+    if estimate is None:
+        return _report_unavailable("bench", str(bargs.device), f"the {pkg} benchmark has no --npu-estimate",
+                                   bargs.json)
+    if bargs.device.type != "cpu":
+        return _report_unavailable("bench", str(bargs.device), "--npu-estimate runs the kernel sim: use --device cpu",
+                                   bargs.json)
+    if bargs.soc is None:
+        built = _build_info().get("soc")
+        bargs.soc = "ascend950" if built == "ascend950" else "ascend910b"
+    out = estimate(bargs) or {}
+    if bargs.json:
+        print(json.dumps({"bench": pkg, "npu_estimate": True, "soc": bargs.soc,
+                          "cost_table": _benchutil.npu_cost_table(bargs.soc), "tables": out.get("tables", []),
+                          "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
+        return EXIT_OK
+    print(f"# amct_ops {_version()} bench {pkg} --npu-estimate --soc {bargs.soc}")
+    _print_tables_and_notes(out)
     return EXIT_OK
 
 

@@ -164,3 +164,24 @@ def _notes(results, args):
     for r in errors:
         notes.append(f"- baseline {r['kernel']} ({r['dtype']}, {r['elements']}) unavailable: {r['error']}")
     return notes
+
+
+def npu_estimate(args):
+    """``--npu-estimate``: each op at each size and dtype, estimated by the kernel sim's cost model."""
+    sizes = (list(dict.fromkeys(n for group in args.sizes for n in group)) if args.sizes is not None
+             else bu.parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
+    dtypes = (list(dict.fromkeys(d for group in args.dtypes for d in group)) if args.dtypes is not None
+              else [torch.float16, torch.bfloat16])
+    cases = []
+    for dtype in dtypes:
+        for n in sizes:
+            def make(n=n, dtype=dtype):
+                x, codes, _y8 = _inputs(n, dtype, "cpu", args.seed)
+                return {"encode": lambda: encode_to_hifloat8(x), "decode": lambda: decode_from_hifloat8(codes, dtype=dtype),
+                        "fake-quant": lambda: hifloat8_fake_quant(x)}
+            for name in ("encode", "decode", "fake-quant"):
+                cases.append((f"{name} {bu.dtype_label(dtype)} {bu.format_size(n)}",
+                              lambda make=make, name=name: make()[name]()))
+    return bu.npu_estimate_tables(cases, args, "hifloat8_cast: estimated NPU kernel time per call",
+                                  notes=["upstream's published 910B3 times for comparison (fp16 encode, CANN 9.0.0, "
+                                         "including ~0.2 ms of per-call host work): 1M 0.867 ms, 16M 12.236 ms."])
