@@ -381,20 +381,24 @@ at::ScalarType fakeQuantOutputType(const at::Tensor& input) {
   return input.scalar_type();
 }
 
-void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype) {
+void checkOut(const char* op, const at::Tensor& input, const at::Tensor& out, at::ScalarType dtype) {
   TORCH_CHECK(out.scalar_type() == dtype, op, ": out dtype must be ", dtypeName(dtype), ", got ",
               dtypeName(out.scalar_type()));
   TORCH_CHECK(out.device() == input.device(), op, ": out must be on ", input.device(), " (the device of input), got ",
               out.device());
   TORCH_CHECK(out.layout() == at::kStrided, op, ": out must be a strided tensor, got ", out.layout());
-  if (out.sym_sizes() != input.sym_sizes()) {
-    TORCH_CHECK(out.sym_numel() == 0, op, ": out shape must be ", input.sym_sizes(),
-                " (the input's) or have no elements, got ", out.sym_sizes());
-    out.resize__symint(input.sym_sizes());
-  }
+  TORCH_CHECK(out.sym_sizes() == input.sym_sizes() || out.sym_numel() == 0, op, ": out shape must be ",
+              input.sym_sizes(), " (the input's) or have no elements, got ", out.sym_sizes());
+}
+
+void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype) {
+  checkOut(op, input, out, dtype);
+  if (out.sym_sizes() != input.sym_sizes()) out.resize__symint(input.sym_sizes());
   if (!out.is_meta() && input.numel() > 0) {
-    at::assert_no_internal_overlap(out);
-    at::assert_no_partial_overlap(out, input);
+    TORCH_CHECK(at::has_internal_overlap(out) != at::MemOverlap::Yes, op,
+                ": out must not have elements sharing memory (an expanded tensor), got strides ", out.strides());
+    TORCH_CHECK(at::get_overlap_status(out, input) != at::MemOverlapStatus::Partial, op,
+                ": out must not partially overlap input (out=input is allowed where the dtypes match)");
   }
 }
 

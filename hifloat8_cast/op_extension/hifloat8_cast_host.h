@@ -40,6 +40,7 @@ at::ScalarType fakeQuantOutputType(const at::Tensor& input);
 // (then it is resized to the input's shape, as ATen's out= ops resize an empty out); it may not
 // overlap itself or partially overlap the input (RuntimeError otherwise).
 void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype);
+void checkOut(const char* op, const at::Tensor& input, const at::Tensor& out, at::ScalarType dtype);  // no resize
 
 // Meta of the out= variants: the same checks, resizing only.
 at::Tensor& encodeOutMeta(const at::Tensor& input, at::Tensor& out);

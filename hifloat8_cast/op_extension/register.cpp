@@ -3,7 +3,11 @@
 // kernel sim as the private ops _<op>_emulated (same schemas, CPU only), which the tests hold
 // bit for bit to the native ops. Autograd (straight-through for fake-quant) is registered once
 // for all devices by the Python package (torch.library.register_autograd).
+#include <ATen/FunctionalTensorWrapper.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+
+#include <string>
 
 #include <optional>
 #include <vector>
@@ -17,6 +21,7 @@ extern "C" void amct_hifloat8_cast_launch(uint32_t blockDim, void* stream, uint8
 namespace {
 
 using amct::bytePtr;
+using amct::hif8::checkOut;
 using amct::simRegion;
 
 void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
@@ -54,6 +59,42 @@ std::vector<int64_t> tilingForTest(int64_t castMode, int64_t numel) {
           static_cast<int64_t>(t.tailNumLastCore), t.tileLength, t.ubBudget, t.encLutBytes, t.decLutBytes};
 }
 
+// Functionalization of the out= variants (torch.compile): the functional op on the unwrapped
+// input, whose result then replaces out's value, as ATen's generated kernels do for its out= ops
+// (the generic fallback refuses custom ops whose outputs alias an input).
+template <typename... Args>
+at::Tensor& functionalizeOut(const char* op, at::ScalarType dtype, at::Tensor& out, const at::Tensor& input,
+                             Args... args) {
+  namespace fn = at::functionalization::impl;
+  fn::sync(input);
+  at::Tensor x = fn::isFunctionalTensor(input) ? fn::from_functional_tensor(input) : input;
+  at::Tensor result;
+  {
+    c10::impl::ExcludeDispatchKeyGuard skip(c10::DispatchKey::Functionalize);
+    checkOut(op, x, fn::from_functional_tensor(out), dtype);
+    result = c10::Dispatcher::singleton()
+                 .findSchemaOrThrow((std::string("amct::") + op).c_str(), "")
+                 .typed<at::Tensor(const at::Tensor&, Args...)>()
+                 .call(x, args...);
+  }
+  fn::replace_(out, result);
+  fn::commit_update(out);
+  fn::sync(out);
+  return out;
+}
+
+at::Tensor& encodeOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
+  return functionalizeOut("encode_to_hifloat8", at::kByte, out, input);
+}
+
+at::Tensor& decodeOutFunctionalize(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  return functionalizeOut("decode_from_hifloat8", dtype.value_or(at::kBFloat16), out, input, dtype);
+}
+
+at::Tensor& fakeQuantOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
+  return functionalizeOut("hifloat8_fake_quant", input.scalar_type(), out, input);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
@@ -77,6 +118,12 @@ TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("decode_from_hifloat8.out", &amct::hif8::decodeOutMeta);
   m.impl("hifloat8_fake_quant", &amct::hif8::fakeQuantMeta);
   m.impl("hifloat8_fake_quant.out", &amct::hif8::fakeQuantOutMeta);
+}
+
+TORCH_LIBRARY_IMPL(amct, Functionalize, m) {
+  m.impl("encode_to_hifloat8.out", &encodeOutFunctionalize);
+  m.impl("decode_from_hifloat8.out", &decodeOutFunctionalize);
+  m.impl("hifloat8_fake_quant.out", &fakeQuantOutFunctionalize);
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {
