@@ -62,8 +62,8 @@ std::vector<int64_t> tilingForTest(int64_t castMode, int64_t numel) {
 // Functionalization of the out= variants (torch.compile): the functional op on the unwrapped
 // input, whose result then replaces out's value, as ATen's generated kernels do for its out= ops
 // (the generic fallback refuses custom ops whose outputs alias an input).
-template <typename... Args>
-at::Tensor& functionalizeOut(const char* op, at::ScalarType dtype, at::Tensor& out, const at::Tensor& input,
+template <typename OutputType, typename... Args>
+at::Tensor& functionalizeOut(const char* op, const OutputType& outputType, at::Tensor& out, const at::Tensor& input,
                              Args... args) {
   namespace fn = at::functionalization::impl;
   fn::sync(input);
@@ -71,7 +71,7 @@ at::Tensor& functionalizeOut(const char* op, at::ScalarType dtype, at::Tensor& o
   at::Tensor result;
   {
     c10::impl::ExcludeDispatchKeyGuard skip(c10::DispatchKey::Functionalize);
-    checkOut(op, x, fn::from_functional_tensor(out), dtype);
+    checkOut(op, x, fn::from_functional_tensor(out), outputType(x));  // input checks first, as in eager
     result = c10::Dispatcher::singleton()
                  .findSchemaOrThrow((std::string("amct::") + op).c_str(), "")
                  .typed<at::Tensor(const at::Tensor&, Args...)>()
@@ -84,15 +84,16 @@ at::Tensor& functionalizeOut(const char* op, at::ScalarType dtype, at::Tensor& o
 }
 
 at::Tensor& encodeOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
-  return functionalizeOut("encode_to_hifloat8", at::kByte, out, input);
+  return functionalizeOut("encode_to_hifloat8", amct::hif8::encodeOutputType, out, input);
 }
 
 at::Tensor& decodeOutFunctionalize(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  return functionalizeOut("decode_from_hifloat8", dtype.value_or(at::kBFloat16), out, input, dtype);
+  auto outputType = [dtype](const at::Tensor& x) { return amct::hif8::decodeOutputType(x, dtype); };
+  return functionalizeOut("decode_from_hifloat8", outputType, out, input, dtype);
 }
 
 at::Tensor& fakeQuantOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
-  return functionalizeOut("hifloat8_fake_quant", input.scalar_type(), out, input);
+  return functionalizeOut("hifloat8_fake_quant", amct::hif8::fakeQuantOutputType, out, input);
 }
 
 }  // namespace
