@@ -65,6 +65,8 @@ def hif8_cells():
     ref = _ref("hifloat8_cast")
     nf16 = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0], dtype=torch.float16)
     nf32 = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0])
+    x16 = torch.tensor([1.0, -2.5, 300.0, 1e-6], dtype=torch.bfloat16)
+    c8 = torch.tensor([0x08, 0x80, 0x6F, 0xEE], dtype=torch.uint8)
     return {
         "encode_to_hifloat8": {
             "wrong dtype": (lambda: encode_to_hifloat8(torch.ones(4)),
@@ -107,6 +109,59 @@ def hif8_cells():
             "empty": (lambda: hifloat8_fake_quant(torch.ones(0)),
                       accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0,), torch.float32)))),
             "huge": (lambda: hifloat8_fake_quant(_huge_view(torch.float32)), raises(TOO_BIG)),
+        },
+        # The out= overloads: out must have the op's output dtype, the input's device, and the
+        # input's shape or no elements (then it is resized).
+        "encode_to_hifloat8.out": {
+            "wrong dtype": (lambda: encode_to_hifloat8(x16, out=torch.empty(4, dtype=torch.int8)),
+                            raises("encode_to_hifloat8", "out dtype", "uint8", "got int8")),
+            "wrong rank": (lambda: encode_to_hifloat8(x16, out=torch.empty(2, 2, dtype=torch.uint8)),
+                           raises("encode_to_hifloat8", "out shape", "[4]", "got [2, 2]")),
+            "wrong device": (lambda: encode_to_hifloat8(x16, out=torch.empty(4, dtype=torch.uint8, device="meta")),
+                             raises("encode_to_hifloat8", "out must be on cpu", "got meta")),
+            "shape mismatch": (lambda: encode_to_hifloat8(x16, out=torch.empty(5, dtype=torch.uint8)),
+                               raises("encode_to_hifloat8", "out shape", "[4]", "got [5]")),
+            "unsupported attribute": NA,
+            "non-finite": (lambda: encode_to_hifloat8(nf16, out=torch.empty(4, dtype=torch.uint8)),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.encode_to_hifloat8_ref(nf16)))),
+            "empty": (lambda: encode_to_hifloat8(x16, out=torch.empty(0, dtype=torch.uint8)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.encode_to_hifloat8_ref(x16)))),
+            "huge": (lambda: encode_to_hifloat8(_huge_view(torch.bfloat16), out=torch.empty(0, dtype=torch.uint8)),
+                     raises(TOO_BIG)),
+        },
+        "decode_from_hifloat8.out": {
+            "wrong dtype": (lambda: decode_from_hifloat8(c8, torch.float32, out=torch.empty(4, dtype=torch.float16)),
+                            raises("decode_from_hifloat8", "out dtype", "float32", "got float16")),
+            "wrong rank": (lambda: decode_from_hifloat8(c8, out=torch.empty(1, 4, dtype=torch.bfloat16)),
+                           raises("decode_from_hifloat8", "out shape", "[4]", "got [1, 4]")),
+            "wrong device": (lambda: decode_from_hifloat8(c8, out=torch.empty(4, dtype=torch.bfloat16, device="meta")),
+                             raises("decode_from_hifloat8", "out must be on cpu", "got meta")),
+            "shape mismatch": (lambda: decode_from_hifloat8(c8, out=torch.empty(3, dtype=torch.bfloat16)),
+                               raises("decode_from_hifloat8", "out shape", "[4]", "got [3]")),
+            "unsupported attribute": (lambda: decode_from_hifloat8(c8, torch.int32, out=torch.empty(4, dtype=torch.int32)),
+                                      raises("decode_from_hifloat8", "dtype", "float16, bfloat16 or float32",
+                                             "got int32")),
+            "non-finite": NA,
+            "empty": (lambda: decode_from_hifloat8(c8, torch.float32, out=torch.empty(0)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.decode_from_hifloat8_ref(c8, torch.float32)))),
+            "huge": (lambda: decode_from_hifloat8(_huge_view(torch.uint8), out=torch.empty(0, dtype=torch.bfloat16)),
+                     raises(TOO_BIG)),
+        },
+        "hifloat8_fake_quant.out": {
+            "wrong dtype": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4, dtype=torch.bfloat16)),
+                            raises("hifloat8_fake_quant", "out dtype", "float32", "got bfloat16")),
+            "wrong rank": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4, 1)),
+                           raises("hifloat8_fake_quant", "out shape", "[4]", "got [4, 1]")),
+            "wrong device": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4, device="meta")),
+                             raises("hifloat8_fake_quant", "out must be on cpu", "got meta")),
+            "shape mismatch": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(8)),
+                               raises("hifloat8_fake_quant", "out shape", "[4]", "got [8]")),
+            "unsupported attribute": NA,
+            "non-finite": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4)),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat8_fake_quant_ref(nf32)))),
+            "empty": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(0)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat8_fake_quant_ref(nf32)))),
+            "huge": (lambda: hifloat8_fake_quant(_huge_view(torch.float32), out=torch.empty(0)), raises(TOO_BIG)),
         },
     }
 
