@@ -130,22 +130,23 @@ class TestMoreThan2e31Elements(unittest.TestCase):
 
     @unittest.skipUnless(_has("stem_indexer"), "stem_indexer not built")
     def test_stem_indexer_qflat_past_2e31(self):
-        """qflat of 32 heads x 32769 query blocks x 2048 = 2^31 + 2^16 bf16 elements (4 GB), causal
-        against 64 key blocks: only the last 64 rows of each head see keys, the last 14 (vis 51-64 >
-        K + 8 = 50) are Top-K rows, and head 31's last 32 rows start past element 2^31. Those rows equal the exact oracle's
-        selection for the same 64 query rows alone (same p = i + Kb - Qb, vis, P: §4, §5); every
-        other row is empty."""
-        reason = _skip_large(6)
+        """qflat of 32 heads x 36864 query blocks x 2048 = 2^31 + 2^28 bf16 elements (4.8 GB),
+        causal against 64 key blocks of 8 kv heads: only the last 64 rows of each head see keys
+        (the last 14, vis 51-64 > K + 8 = 50, are Top-K rows), and those of query heads 28-31 (kv
+        head 7) start past element 2^31. The visible rows equal the exact oracle's selection for
+        the same 64 query rows alone (same p = i + Kb - Qb, vis and P: §4, §5); every other row
+        is empty."""
+        reason = _skip_large(7)
         if reason:
             self.skipTest(reason)
         from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
         from stem_oracle import sequential_reference, topk_rows
-        nq, nk, qb, kb = 32, 2, 32769, 64
+        nq, nk, qb, kb = 32, 8, 36864, 64
         gen = torch.Generator().manual_seed(34)
         pattern = (torch.rand(PATTERN, generator=gen) * 2 - 1).to(torch.bfloat16)
         qflat = _repeated(pattern, nq * qb * 2048).view(1, nq, qb, 2048)
         self.assertGreater(qflat.numel(), 1 << 31)
-        self.assertGreaterEqual((nq - 1) * qb * 2048 + (qb - 32) * 2048, 1 << 31)  # head 31's last 32 rows
+        self.assertGreater((28 * qb + qb - kb) * 2048, 1 << 31)  # kv head 7's first visible query row
         kflat = (torch.rand(1, nk, kb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
         vbias = torch.rand(1, nk, kb, generator=gen) * 2 - 1
         ql = torch.tensor([qb * 128], dtype=torch.int32)
