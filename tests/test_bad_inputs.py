@@ -303,28 +303,43 @@ def svd_cells():
 
 def stem_cells():
     from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
-    ref = _ref("stem_indexer")
+    from stem_oracle import sequential_reference
     gen = torch.Generator().manual_seed(6)
-    B, Nq, Nk, qb, kb = 1, 32, 4, 3, 3
+    # One query block against 64 key blocks: row 0 sees 64 blocks, K = 42 (§5), so it is a Top-K
+    # row and every vbias entry of blocks 4..59 is scored.
+    B, Nq, Nk, qb, kb = 1, 32, 4, 1, 64
     qflat = (torch.rand(B, Nq, qb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
     kflat = (torch.rand(B, Nk, kb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
     vbias = torch.rand(B, Nk, kb, generator=gen)
-    ql = torch.tensor([300], dtype=torch.int32)
-    kl = torch.tensor([300], dtype=torch.int32)
+    ql = torch.tensor([128], dtype=torch.int32)
+    kl = torch.tensor([8192], dtype=torch.int32)
     md = npu_stem_indexer_metadata(ql, kl, Nq, Nk)
 
     def run(q=qflat, k=kflat, v=vbias, qlens=ql, klens=kl, **kw):
         return npu_stem_indexer(q, k, v, qlens, klens, metadata=md, **kw)
 
+    # Non-finite biases on candidate blocks, one per kv head: NaN ranks lowest (never chosen),
+    # +inf highest (always chosen), -inf above NaN only (§4.1).
     vnf = vbias.clone()
-    vnf[0, 0, 1] = float("nan")
+    special = {0: (10, float("nan")), 1: (20, float("inf")), 2: (30, float("-inf")), 3: (40, float("nan"))}
+    for n, (j, value) in special.items():
+        vnf[0, n, j] = value
     zero = torch.zeros(1, dtype=torch.int32)
 
     def same_as_reference(t, y, **kw):
-        want = ref.stem_indexer_reference(qflat, kflat, kw.get("v", vbias), kw.get("qlens", ql), kw.get("klens", kl),
-                                          metadata=md)
+        """Bit-exact against the reference's selection of the op's sequential fp32 scores."""
+        want = sequential_reference(qflat, kflat, kw.get("v", vbias), kw.get("qlens", ql), kw.get("klens", kl),
+                                    metadata=md)
         for got, exp in zip(y, want):
             t.assertTrue(torch.equal(got, exp))
+
+    def non_finite_scored(t, y):
+        same_as_reference(t, y, v=vnf)
+        idx, lens = y
+        t.assertTrue(bool((lens == 42 + 8).all()), "row 0 is a Top-K row (K = 42)")
+        for n, (j, value) in special.items():
+            chosen = [bool((idx[0, h, 0] == j).any()) for h in range(n * Nq // Nk, (n + 1) * Nq // Nk)]
+            t.assertEqual(chosen, [value == float("inf")] * (Nq // Nk), f"block {j} with vbias {value}")
 
     return {
         "npu_stem_indexer": {
@@ -336,7 +351,7 @@ def stem_cells():
                                raises("npu_stem_indexer: kflat.size(3) must be 2048", "got 1024")),
             "unsupported attribute": (lambda: run(topk_score_precision=3),
                                       raises("npu_stem_indexer: topk_score_precision must be", "got 3")),
-            "non-finite": (lambda: run(v=vnf), accepted(lambda t, y: same_as_reference(t, y, v=vnf))),
+            "non-finite": (lambda: run(v=vnf), accepted(non_finite_scored)),
             "empty": (lambda: run(qlens=zero, klens=zero),
                       accepted(lambda t, y: same_as_reference(t, y, qlens=zero, klens=zero))),
             "huge": (lambda: run(qlens=torch.tensor([2**31 - 1], dtype=torch.int32)),
@@ -379,6 +394,7 @@ def all_cells():
 @unittest.skipIf(amct_ops is None, "amct_ops is not built")
 class TestBadInputSurvey(unittest.TestCase):
     def test_every_cell(self):
+        missing = [package for package in CELL_BUILDERS if not _has(package)]
         cells = all_cells()
         self.assertTrue(cells)
         for op, row in cells.items():
@@ -398,6 +414,7 @@ class TestBadInputSurvey(unittest.TestCase):
                                             f"{op} / {cls}: none of {options} in {message[:400]!r}")
                     else:
                         detail(self, call())
+        self.assertEqual(missing, [], "operator packages not built: their cells did not run")
 
     def test_docs_table_matches(self):
         text = (REPO / "docs" / "errors.md").read_text(encoding="utf-8")
