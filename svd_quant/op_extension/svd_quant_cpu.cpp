@@ -1,0 +1,323 @@
+// The native CPU MXFP4 quantizer and dequantizer, compiled once per SIMD capability
+// (amct_cpu_dispatch.h) with ATen's at::vec::Vectorized. Same bits as the AscendC kernel
+// (svd_quant_kernel.cpp) and reference.py in every copy: only exact float operations, compares
+// and integer bit manipulation, no fused multiply-add.
+//
+// Quantizer, one pass over memory, per 32-element block in registers:
+//   - the 32 elements as 16 pairs (element 2j, element 2j + 1) in 32-bit lanes: bf16/fp16 pairs
+//     are one 32-bit word of the input, fp32 pairs come from deinterleave2. Per pair: |x| of
+//     both as fp32 (exact; fp16 by placing its bits in an fp32 and scaling by 2^112, which keeps
+//     subnormals exact) and the two sign bits at bits 3 and 7, where the packed byte has them;
+//   - E = the largest fp32 exponent field of the block (for fp16 inputs the field of the exact
+//     fp32 value: NaN/Inf become 2^16..2^17, field 143, which no finite fp16 reaches);
+//     Ec = clamp(E, 2, 254); scale byte Ec - 2, or 0xFF for a non-finite block, whose code bytes
+//     are then masked to 0 (spec A2 steps 1-4; one scalar step per block);
+//   - a = |x| * 2^(129 - Ec), exact down to 2^-126 (smaller products only ever need their sign);
+//   - the magnitude index = the number of decision thresholds a has passed (A2 step 6), as 7
+//     vector compares: "a > t" is "pred(a) >= t" with pred(a) = the next smaller float (its bits
+//     minus 1), so every mode is a list of ">=" compares on a or pred(a). "floor" on a negative
+//     element rounds the magnitude up: 1 + #{grid values g >= 0.5 with pred(a) >= g}, capped at
+//     7; this needs no a > 0, so a product that underflowed to 0 still gives 0.5 (x != 0 there);
+//   - byte = index(even) | index(odd) << 4 | sign bits, narrowed to 8 bits and stored.
+// Dequantizer: code -> fp32 bits (magnitude bits << 22 is e2m1 * 2^-126, subnormal for codes 0,
+// 1) times 2^126 times the block scale, exact (or Inf/NaN), then rounded to nearest even to the
+// output dtype by at::vec's conversions.
+#include "svd_quant_cpu.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/cpu/vec/functional.h>
+#include <ATen/cpu/vec/vec.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace amct {
+namespace mxfp4 {
+namespace CPU_CAPABILITY {
+
+extern const Mxfp4Kernels mxfp4Kernels;
+
+namespace {
+
+using at::vec::Vectorized;
+using VecF = Vectorized<float>;
+using VecI = Vectorized<int32_t>;
+
+constexpr int kLanes = VecF::size();
+constexpr int kBlock = amct_mxfp4::kMxBlock;
+constexpr int kPairs = kBlock / 2;         // pairs of elements (= code bytes) per block
+constexpr int kChunks = kPairs / kLanes;   // vectors of pairs per block
+static_assert(kChunks >= 1 && kPairs % kLanes == 0, "a block must be a whole number of vectors");
+constexpr int64_t kGrainBlocks = 4096;     // 128K elements per task at least
+
+constexpr int32_t kExponentMask = 0x7F800000;
+constexpr int32_t kMagnitudeMask = 0x7FFFFFFF;
+
+inline float bitsToFloat(int32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline int32_t floatToBits(float f) {
+  int32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+inline VecI bitsOf(const VecF& v) { return at::vec::cast<int32_t>(v); }
+inline VecF floatOf(const VecI& v) { return at::vec::cast<float>(v); }
+
+// kLanes pairs of one block: |x| of the even and odd elements and their sign bits at bits 3, 7.
+struct Pairs {
+  VecF even;
+  VecF odd;
+  VecI signs;
+};
+
+// The sign bits of a 32-bit word holding two 16-bit values, moved to bits 3 and 7.
+inline VecI signsOfHalves(const VecI& w) { return ((w >> VecI(12)) & VecI(0x08)) | ((w >> VecI(24)) & VecI(0x80)); }
+
+template <typename T>
+struct Loader;
+
+template <>
+struct Loader<c10::BFloat16> {
+  static constexpr int32_t kNonFinite = kExponentMask;  // the fp32 field 255
+  static Pairs load(const c10::BFloat16* p) {
+    const VecI w = VecI::loadu(p);
+    return {floatOf((w << VecI(16)) & VecI(kMagnitudeMask)), floatOf(w & VecI(0x7FFF0000)), signsOfHalves(w)};
+  }
+};
+
+template <>
+struct Loader<c10::Half> {
+  static constexpr int32_t kNonFinite = 143 << 23;  // fp16 Inf/NaN read as 2^16 * (1 + m)
+  static Pairs load(const c10::Half* p) {
+    const VecI w = VecI::loadu(p);
+    const VecF rebias(0x1p112f);  // 2^(127 - 15): the fp16 bits in an fp32 times this = the value
+    const VecI even = (w & VecI(0x7FFF)) << VecI(13);
+    const VecI odd = (w >> VecI(3)) & VecI(0x7FFF << 13);
+    return {floatOf(even) * rebias, floatOf(odd) * rebias, signsOfHalves(w)};
+  }
+};
+
+template <>
+struct Loader<float> {
+  static constexpr int32_t kNonFinite = kExponentMask;
+  static Pairs load(const float* p) {
+    auto pair = at::vec::deinterleave2(VecF::loadu(p), VecF::loadu(p + kLanes));
+    const VecI even = bitsOf(pair.first);
+    const VecI odd = bitsOf(pair.second);
+    const VecI signs = ((even >> VecI(28)) & VecI(0x08)) | ((odd >> VecI(24)) & VecI(0x80));
+    return {floatOf(even & VecI(kMagnitudeMask)), floatOf(odd & VecI(kMagnitudeMask)), signs};
+  }
+};
+
+// count - 1 per lane where a >= t (the compare's all-ones lanes are -1 as integers).
+inline VecI countPassed(const VecI& count, const VecF& a, float t) { return count + bitsOf(a >= VecF(t)); }
+
+// The next smaller float of every a >= 0 (for a = +0: bits -1, a NaN that passes no threshold).
+inline VecF predecessor(const VecF& a) { return floatOf(bitsOf(a) - VecI(1)); }
+
+template <amct_mxfp4::Mxfp4RoundMode Mode>
+struct Rounder;
+
+template <>
+struct Rounder<amct_mxfp4::kRound> {  // nearest, ties away: a >= each midpoint
+  static VecI index(const VecF& a, const VecI& /*negative*/) {
+    VecI c(0);
+    for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}) c = countPassed(c, a, t);
+    return VecI(0) - c;
+  }
+};
+
+template <>
+struct Rounder<amct_mxfp4::kRint> {  // nearest, ties to the even code: ties with an odd code below
+  static VecI index(const VecF& a, const VecI& /*negative*/) {
+    const VecF below = predecessor(a);
+    VecI c(0);
+    for (float t : {0.75f, 1.75f, 3.5f}) c = countPassed(c, a, t);
+    for (float t : {0.25f, 1.25f, 2.5f, 5.0f}) c = countPassed(c, below, t);  // a > t
+    return VecI(0) - c;
+  }
+};
+
+template <>
+struct Rounder<amct_mxfp4::kFloor> {  // toward -inf: down for x >= 0, the magnitude up for x < 0
+  static VecI index(const VecF& a, const VecI& negative) {
+    const VecF v = floatOf(bitsOf(a) + negative);  // pred(a) where x < 0
+    VecI c = negative;                             // -1: the step to 0.5 of every x < 0
+    for (float t : {0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f}) c = countPassed(c, v, t);
+    return at::vec::minimum(VecI(0) - c, VecI(7));
+  }
+};
+
+// All ones where the element is < 0 (sign set and non-zero: -0 rounds as +0, A2 step 6).
+inline VecI negativeLanes(const VecF& magnitude, const VecI& signBit) {
+  return (signBit != VecI(0)) & (bitsOf(magnitude) != VecI(0));
+}
+
+template <typename T, amct_mxfp4::Mxfp4RoundMode Mode>
+inline uint8_t quantizeBlock(const T* x, uint8_t* codes) {
+  Pairs p[kChunks];
+  VecI fields(0);
+  for (int c = 0; c < kChunks; ++c) {
+    p[c] = Loader<T>::load(x + c * 2 * kLanes);
+    fields = at::vec::maximum(fields, at::vec::maximum(bitsOf(p[c].even) & VecI(kExponentMask),
+                                                       bitsOf(p[c].odd) & VecI(kExponentMask)));
+  }
+  // The exponent fields are non-negative floats (+Inf at most), so a float max reduces them.
+  const int32_t e = floatToBits(at::vec::vec_reduce_all<float>(
+      [](const VecF& u, const VecF& v) { return floatOf(at::vec::maximum(bitsOf(u), bitsOf(v))); },
+      floatOf(fields)));
+  const bool nonFinite = e == Loader<T>::kNonFinite;
+  const int32_t ec = std::min(std::max(e >> 23, 2), 254);
+  const VecF multiplier(bitsToFloat((256 - ec) << 23));  // 2^(129 - Ec), a normal float
+  const VecI keep(nonFinite ? 0 : 0xFF);
+  for (int c = 0; c < kChunks; ++c) {
+    const VecF ae = p[c].even * multiplier;
+    const VecF ao = p[c].odd * multiplier;
+    VecI negE(0), negO(0);
+    if (Mode == amct_mxfp4::kFloor) {
+      negE = negativeLanes(p[c].even, p[c].signs & VecI(0x08));
+      negO = negativeLanes(p[c].odd, p[c].signs & VecI(0x80));
+    }
+    const VecI bytes =
+        (Rounder<Mode>::index(ae, negE) | (Rounder<Mode>::index(ao, negO) << VecI(4)) | p[c].signs) & keep;
+    at::vec::convert<int8_t>(bytes).store(codes + c * kLanes, kLanes);
+  }
+  return nonFinite ? 0xFF : static_cast<uint8_t>(ec - 2);
+}
+
+// Calls body(block, row, column) for the flat blocks [begin, end), row-major over the layout,
+// then pad(row) after the last block of every row.
+template <typename Body, typename Pad>
+inline void forEachBlock(const BlockRows& layout, int64_t begin, int64_t end, Body body, Pad pad) {
+  int64_t row = begin / layout.blocksPerRow;
+  int64_t col = begin % layout.blocksPerRow;
+  for (int64_t b = begin; b < end; ++b) {
+    body(b, row, col);
+    if (++col == layout.blocksPerRow) {
+      pad(row);
+      col = 0;
+      ++row;
+    }
+  }
+}
+
+template <typename T, amct_mxfp4::Mxfp4RoundMode Mode>
+void quantizeTyped(const QuantizeJob& job) {
+  const T* x = static_cast<const T*>(job.input);
+  const BlockRows layout = job.layout;
+  const int64_t blocks = layout.rows * layout.blocksPerRow;
+  at::parallel_for(0, blocks, kGrainBlocks, [&](int64_t begin, int64_t end) {
+    forEachBlock(
+        layout, begin, end,
+        [&](int64_t b, int64_t row, int64_t col) {
+          job.scales[row * layout.scaleRowStride + col] = quantizeBlock<T, Mode>(x + b * kBlock, job.codes + b * kPairs);
+        },
+        [&](int64_t row) {
+          for (int64_t j = layout.blocksPerRow; j < layout.scaleRowStride; ++j) job.scales[row * layout.scaleRowStride + j] = 0;
+        });
+  });
+}
+
+template <typename T>
+void quantizeDtype(const QuantizeJob& job) {
+  switch (job.mode) {
+    case amct_mxfp4::kRint: return quantizeTyped<T, amct_mxfp4::kRint>(job);
+    case amct_mxfp4::kFloor: return quantizeTyped<T, amct_mxfp4::kFloor>(job);
+    default: return quantizeTyped<T, amct_mxfp4::kRound>(job);
+  }
+}
+
+void quantize(const QuantizeJob& job) {
+  switch (job.dtype) {
+    case amct_mxfp4::kFp16: return quantizeDtype<c10::Half>(job);
+    case amct_mxfp4::kBf16: return quantizeDtype<c10::BFloat16>(job);
+    default: return quantizeDtype<float>(job);
+  }
+}
+
+// ---- dequantizer ----------------------------------------------------------------------------
+
+// 2^(b - 127) for every E8M0 byte b; 0xFF is NaN. 2^-127 (b = 0) is an fp32 subnormal.
+struct ScaleValues {
+  float value[256];
+  ScaleValues() {
+    for (int b = 0; b < 255; ++b) value[b] = b == 0 ? bitsToFloat(0x00400000) : bitsToFloat(b << 23);
+    value[255] = std::numeric_limits<float>::quiet_NaN();
+  }
+};
+
+// The signed e2m1 values of nibbles (0..15 in each lane), times `scale`.
+inline VecF decodeNibbles(const VecI& n, const VecF& scale) {
+  const VecI bits = ((n & VecI(7)) << VecI(22)) | ((n & VecI(8)) << VecI(28));  // e2m1 * 2^-126, signed
+  return floatOf(bits) * VecF(0x1p126f) * scale;
+}
+
+template <typename Out>
+inline void storeValues(Out* out, const VecF& lo, const VecF& hi);
+
+template <>
+inline void storeValues<float>(float* out, const VecF& lo, const VecF& hi) {
+  lo.store(out);
+  hi.store(out + kLanes);
+}
+
+template <>
+inline void storeValues<c10::BFloat16>(c10::BFloat16* out, const VecF& lo, const VecF& hi) {
+  at::vec::convert_from_float<c10::BFloat16>(lo, hi).store(out, 2 * kLanes);
+}
+
+template <>
+inline void storeValues<c10::Half>(c10::Half* out, const VecF& lo, const VecF& hi) {
+  at::vec::convert_from_float<c10::Half>(lo, hi).store(out, 2 * kLanes);
+}
+
+template <typename Out>
+inline void dequantizeBlock(const uint8_t* codes, float scale, Out* out) {
+  const VecF s(scale);
+  for (int c = 0; c < kChunks; ++c) {
+    const VecI bytes = at::vec::convert<int32_t>(Vectorized<uint8_t>::loadu(codes + c * kLanes, kLanes));
+    const VecF even = decodeNibbles(bytes, s);
+    const VecF odd = decodeNibbles(bytes >> VecI(4), s);
+    auto ordered = at::vec::interleave2(even, odd);
+    storeValues(out + c * 2 * kLanes, ordered.first, ordered.second);
+  }
+}
+
+template <typename Out>
+void dequantizeTyped(const DequantizeJob& job) {
+  static const ScaleValues scales;
+  Out* out = static_cast<Out*>(job.out);
+  const BlockRows layout = job.layout;
+  const int64_t blocks = layout.rows * layout.blocksPerRow;
+  at::parallel_for(0, blocks, kGrainBlocks, [&](int64_t begin, int64_t end) {
+    forEachBlock(
+        layout, begin, end,
+        [&](int64_t b, int64_t row, int64_t col) {
+          const float scale = scales.value[job.scales[row * layout.scaleRowStride + col]];
+          dequantizeBlock(job.codes + b * kPairs, scale, out + b * kBlock);
+        },
+        [](int64_t) {});
+  });
+}
+
+void dequantize(const DequantizeJob& job) {
+  switch (job.dtype) {
+    case amct_mxfp4::kFp16: return dequantizeTyped<c10::Half>(job);
+    case amct_mxfp4::kBf16: return dequantizeTyped<c10::BFloat16>(job);
+    default: return dequantizeTyped<float>(job);
+  }
+}
+
+}  // namespace
+
+const Mxfp4Kernels mxfp4Kernels{&quantize, &dequantize};
+
+}  // namespace CPU_CAPABILITY
+}  // namespace mxfp4
+}  // namespace amct
