@@ -13,11 +13,12 @@
 //     Ec = clamp(E, 2, 254); scale byte Ec - 2, or 0xFF for a non-finite block, whose code bytes
 //     are then masked to 0 (spec A2 steps 1-4; one scalar step per block);
 //   - a = |x| * 2^(129 - Ec), exact down to 2^-126 (smaller products only ever need their sign);
-//   - the magnitude index = the number of decision thresholds a has passed (A2 step 6), as 7
-//     vector compares: "a > t" is "pred(a) >= t" with pred(a) = the next smaller float (its bits
-//     minus 1), so every mode is a list of ">=" compares on a or pred(a). "floor" on a negative
-//     element rounds the magnitude up: 1 + #{grid values g >= 0.5 with pred(a) >= g}, capped at
-//     7; this needs no a > 0, so a product that underflowed to 0 still gives 0.5 (x != 0 there);
+//   - the magnitude index = the number of decision thresholds a has passed (A2 step 6), counted
+//     on the bits: non-negative floats order as their bit patterns, so "a >= t" is the sign of
+//     bits(a) - bits(t) (integer subtract and shift, no compare or branch), and "a > t" is
+//     "a >= t+" with t+ = the next float (bits + 1). "floor" on a negative element rounds the
+//     magnitude up: 1 + #{grid values g >= 0.5 with a > g}, capped at 7; this needs no a > 0, so
+//     a product that underflowed to 0 still gives 0.5 (x != 0 there);
 //   - byte = index(even) | index(odd) << 4 | sign bits, narrowed to 8 bits and stored.
 // Dequantizer: code -> fp32 bits (magnitude bits << 22 is e2m1 * 2^-126, subnormal for codes 0,
 // 1) times 2^126 times the block scale, exact (or Inf/NaN), then rounded to nearest even to the
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 namespace amct {
@@ -115,48 +117,62 @@ struct Loader<float> {
   }
 };
 
-// count - 1 per lane where a >= t (the compare's all-ones lanes are -1 as integers).
-inline VecI countPassed(const VecI& count, const VecF& a, float t) { return count + bitsOf(a >= VecF(t)); }
+// -1 where bits(a) < tBits, else 0 (a >= 0, or bits -1; the difference cannot overflow).
+inline VecI below(const VecI& aBits, int32_t tBits) { return (aBits - VecI(tBits)) >> VecI(31); }
 
-// The next smaller float of every a >= 0 (for a = +0: bits -1, a NaN that passes no threshold).
-inline VecF predecessor(const VecF& a) { return floatOf(bitsOf(a) - VecI(1)); }
+// 7 - #{t: a < t} = #{t: a >= t} over seven thresholds; "a > t" is passed as the next float t+.
+inline VecI passed(const VecI& aBits, std::initializer_list<float> atLeast, std::initializer_list<float> above) {
+  VecI c(7);
+  for (float t : atLeast) c = c + below(aBits, floatToBits(t));
+  for (float t : above) c = c + below(aBits, floatToBits(t) + 1);
+  return c;
+}
 
 template <amct_mxfp4::Mxfp4RoundMode Mode>
 struct Rounder;
 
 template <>
 struct Rounder<amct_mxfp4::kRound> {  // nearest, ties away: a >= each midpoint
-  static VecI index(const VecF& a, const VecI& /*negative*/) {
-    VecI c(0);
-    for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}) c = countPassed(c, a, t);
-    return VecI(0) - c;
+  static VecI index(const VecI& aBits, const VecI& /*negative*/) {
+    return passed(aBits, {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f}, {});
   }
 };
 
 template <>
 struct Rounder<amct_mxfp4::kRint> {  // nearest, ties to the even code: ties with an odd code below
-  static VecI index(const VecF& a, const VecI& /*negative*/) {
-    const VecF below = predecessor(a);
-    VecI c(0);
-    for (float t : {0.75f, 1.75f, 3.5f}) c = countPassed(c, a, t);
-    for (float t : {0.25f, 1.25f, 2.5f, 5.0f}) c = countPassed(c, below, t);  // a > t
-    return VecI(0) - c;
+  static VecI index(const VecI& aBits, const VecI& /*negative*/) {
+    return passed(aBits, {0.75f, 1.75f, 3.5f}, {0.25f, 1.25f, 2.5f, 5.0f});
   }
 };
 
 template <>
 struct Rounder<amct_mxfp4::kFloor> {  // toward -inf: down for x >= 0, the magnitude up for x < 0
-  static VecI index(const VecF& a, const VecI& negative) {
-    const VecF v = floatOf(bitsOf(a) + negative);  // pred(a) where x < 0
-    VecI c = negative;                             // -1: the step to 0.5 of every x < 0
-    for (float t : {0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f}) c = countPassed(c, v, t);
-    return at::vec::minimum(VecI(0) - c, VecI(7));
+  static VecI index(const VecI& aBits, const VecI& negative) {
+    // x < 0 (negative = -1): a > g is bits(a) - 1 >= bits(g), plus the step to 0.5.
+    const VecI c = passed(aBits + negative, {0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f}, {}) - negative;
+    return at::vec::minimum(c, VecI(7));
   }
 };
 
-// All ones where the element is < 0 (sign set and non-zero: -0 rounds as +0, A2 step 6).
-inline VecI negativeLanes(const VecF& magnitude, const VecI& signBit) {
-  return (signBit != VecI(0)) & (bitsOf(magnitude) != VecI(0));
+// -1 where the element is < 0 (sign set and non-zero: -0 rounds as +0, A2 step 6), else 0.
+// signAt31 has the sign at bit 31; magnitude bits are >= 0, so m | -m is negative iff m != 0.
+inline VecI negativeLanes(const VecF& magnitude, const VecI& signAt31) {
+  const VecI m = bitsOf(magnitude);
+  return ((m | (VecI(0) - m)) & signAt31) >> VecI(31);
+}
+
+// The largest lane. On AVX2/AVX-512 by at::vec's shuffle reduction of floats (the exponent
+// fields are non-negative floats, +Inf at most, so integer max = float max); the portable
+// Vectorized has no shuffles, where a scalar loop is the fast way.
+inline int32_t largestLane(const VecI& v) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+  return floatToBits(at::vec::vec_reduce_all<float>(
+      [](const VecF& u, const VecF& w) { return floatOf(at::vec::maximum(bitsOf(u), bitsOf(w))); }, floatOf(v)));
+#else
+  int32_t lanes[kLanes];
+  v.store(lanes);
+  return *std::max_element(lanes, lanes + kLanes);
+#endif
 }
 
 template <typename T, amct_mxfp4::Mxfp4RoundMode Mode>
@@ -168,21 +184,18 @@ inline uint8_t quantizeBlock(const T* x, uint8_t* codes) {
     fields = at::vec::maximum(fields, at::vec::maximum(bitsOf(p[c].even) & VecI(kExponentMask),
                                                        bitsOf(p[c].odd) & VecI(kExponentMask)));
   }
-  // The exponent fields are non-negative floats (+Inf at most), so a float max reduces them.
-  const int32_t e = floatToBits(at::vec::vec_reduce_all<float>(
-      [](const VecF& u, const VecF& v) { return floatOf(at::vec::maximum(bitsOf(u), bitsOf(v))); },
-      floatOf(fields)));
+  const int32_t e = largestLane(fields);
   const bool nonFinite = e == Loader<T>::kNonFinite;
   const int32_t ec = std::min(std::max(e >> 23, 2), 254);
   const VecF multiplier(bitsToFloat((256 - ec) << 23));  // 2^(129 - Ec), a normal float
   const VecI keep(nonFinite ? 0 : 0xFF);
   for (int c = 0; c < kChunks; ++c) {
-    const VecF ae = p[c].even * multiplier;
-    const VecF ao = p[c].odd * multiplier;
+    const VecI ae = bitsOf(p[c].even * multiplier);
+    const VecI ao = bitsOf(p[c].odd * multiplier);
     VecI negE(0), negO(0);
     if (Mode == amct_mxfp4::kFloor) {
-      negE = negativeLanes(p[c].even, p[c].signs & VecI(0x08));
-      negO = negativeLanes(p[c].odd, p[c].signs & VecI(0x80));
+      negE = negativeLanes(p[c].even, p[c].signs << VecI(28));
+      negO = negativeLanes(p[c].odd, p[c].signs << VecI(24));
     }
     const VecI bytes =
         (Rounder<Mode>::index(ae, negE) | (Rounder<Mode>::index(ao, negO) << VecI(4)) | p[c].signs) & keep;
@@ -224,21 +237,25 @@ void quantizeTyped(const QuantizeJob& job) {
   });
 }
 
-template <typename T>
-void quantizeDtype(const QuantizeJob& job) {
-  switch (job.mode) {
-    case amct_mxfp4::kRint: return quantizeTyped<T, amct_mxfp4::kRint>(job);
-    case amct_mxfp4::kFloor: return quantizeTyped<T, amct_mxfp4::kFloor>(job);
-    default: return quantizeTyped<T, amct_mxfp4::kRound>(job);
+// Calls fn(T{}) with T the element type of `dtype`.
+template <typename Fn>
+void withElementType(amct_mxfp4::Mxfp4Dtype dtype, Fn fn) {
+  switch (dtype) {
+    case amct_mxfp4::kFp16: return fn(c10::Half{});
+    case amct_mxfp4::kBf16: return fn(c10::BFloat16{});
+    default: return fn(float{});
   }
 }
 
 void quantize(const QuantizeJob& job) {
-  switch (job.dtype) {
-    case amct_mxfp4::kFp16: return quantizeDtype<c10::Half>(job);
-    case amct_mxfp4::kBf16: return quantizeDtype<c10::BFloat16>(job);
-    default: return quantizeDtype<float>(job);
-  }
+  withElementType(job.dtype, [&](auto element) {
+    using T = decltype(element);
+    switch (job.mode) {
+      case amct_mxfp4::kRint: return quantizeTyped<T, amct_mxfp4::kRint>(job);
+      case amct_mxfp4::kFloor: return quantizeTyped<T, amct_mxfp4::kFloor>(job);
+      default: return quantizeTyped<T, amct_mxfp4::kRound>(job);
+    }
+  });
 }
 
 // ---- dequantizer ----------------------------------------------------------------------------
@@ -307,11 +324,7 @@ void dequantizeTyped(const DequantizeJob& job) {
 }
 
 void dequantize(const DequantizeJob& job) {
-  switch (job.dtype) {
-    case amct_mxfp4::kFp16: return dequantizeTyped<c10::Half>(job);
-    case amct_mxfp4::kBf16: return dequantizeTyped<c10::BFloat16>(job);
-    default: return dequantizeTyped<float>(job);
-  }
+  withElementType(job.dtype, [&](auto element) { dequantizeTyped<decltype(element)>(job); });
 }
 
 }  // namespace
