@@ -204,37 +204,36 @@ inline uint8_t quantizeBlock(const T* x, uint8_t* codes) {
   return nonFinite ? 0xFF : static_cast<uint8_t>(ec - 2);
 }
 
-// Calls body(block, row, column) for the flat blocks [begin, end), row-major over the layout,
-// then pad(row) after the last block of every row.
+// Calls body(block, row, column) for every flat block of the layout, row-major, and pad(row)
+// after the last block of every row; contiguous runs of blocks per thread.
 template <typename Body, typename Pad>
-inline void forEachBlock(const BlockRows& layout, int64_t begin, int64_t end, Body body, Pad pad) {
-  int64_t row = begin / layout.blocksPerRow;
-  int64_t col = begin % layout.blocksPerRow;
-  for (int64_t b = begin; b < end; ++b) {
-    body(b, row, col);
-    if (++col == layout.blocksPerRow) {
-      pad(row);
-      col = 0;
-      ++row;
+inline void forEachBlock(const BlockRows& layout, Body body, Pad pad) {
+  at::parallel_for(0, layout.rows * layout.blocksPerRow, kGrainBlocks, [&](int64_t begin, int64_t end) {
+    int64_t row = begin / layout.blocksPerRow;
+    int64_t col = begin % layout.blocksPerRow;
+    for (int64_t b = begin; b < end; ++b) {
+      body(b, row, col);
+      if (++col == layout.blocksPerRow) {
+        pad(row);
+        col = 0;
+        ++row;
+      }
     }
-  }
+  });
 }
 
 template <typename T, amct_mxfp4::Mxfp4RoundMode Mode>
 void quantizeTyped(const QuantizeJob& job) {
   const T* x = static_cast<const T*>(job.input);
   const BlockRows layout = job.layout;
-  const int64_t blocks = layout.rows * layout.blocksPerRow;
-  at::parallel_for(0, blocks, kGrainBlocks, [&](int64_t begin, int64_t end) {
-    forEachBlock(
-        layout, begin, end,
-        [&](int64_t b, int64_t row, int64_t col) {
-          job.scales[row * layout.scaleRowStride + col] = quantizeBlock<T, Mode>(x + b * kBlock, job.codes + b * kPairs);
-        },
-        [&](int64_t row) {
-          for (int64_t j = layout.blocksPerRow; j < layout.scaleRowStride; ++j) job.scales[row * layout.scaleRowStride + j] = 0;
-        });
-  });
+  forEachBlock(
+      layout,
+      [&](int64_t b, int64_t row, int64_t col) {
+        job.scales[row * layout.scaleRowStride + col] = quantizeBlock<T, Mode>(x + b * kBlock, job.codes + b * kPairs);
+      },
+      [&](int64_t row) {
+        for (int64_t j = layout.blocksPerRow; j < layout.scaleRowStride; ++j) job.scales[row * layout.scaleRowStride + j] = 0;
+      });
 }
 
 // Calls fn(T{}) with T the element type of `dtype`.
@@ -311,16 +310,13 @@ void dequantizeTyped(const DequantizeJob& job) {
   static const ScaleValues scales;
   Out* out = static_cast<Out*>(job.out);
   const BlockRows layout = job.layout;
-  const int64_t blocks = layout.rows * layout.blocksPerRow;
-  at::parallel_for(0, blocks, kGrainBlocks, [&](int64_t begin, int64_t end) {
-    forEachBlock(
-        layout, begin, end,
-        [&](int64_t b, int64_t row, int64_t col) {
-          const float scale = scales.value[job.scales[row * layout.scaleRowStride + col]];
-          dequantizeBlock(job.codes + b * kPairs, scale, out + b * kBlock);
-        },
-        [](int64_t) {});
-  });
+  forEachBlock(
+      layout,
+      [&](int64_t b, int64_t row, int64_t col) {
+        const float scale = scales.value[job.scales[row * layout.scaleRowStride + col]];
+        dequantizeBlock(job.codes + b * kPairs, scale, out + b * kBlock);
+      },
+      [](int64_t) {});
 }
 
 void dequantize(const DequantizeJob& job) {

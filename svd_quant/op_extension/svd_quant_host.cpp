@@ -396,11 +396,20 @@ at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::op
   return out;
 }
 
-at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
-                          at::Tensor& out) {
+namespace {
+
+void checkDequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                        at::Tensor& out) {
   const at::ScalarType type = checkDequantize(codes, scales, dtype);
   checkOut(kD, "out", out, codes, out.scalar_type() == type, dtypeName(type) + " (the dtype argument)",
            dequantizeShape(codes));
+}
+
+}  // namespace
+
+at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                          at::Tensor& out) {
+  checkDequantizeOut(codes, scales, dtype, out);
   if (codes.numel() == 0) return out;
   checkNoOverlap({{&out, &codes}, {&out, &scales}});
   dequantizeInto(codes, scales, out);
@@ -409,9 +418,7 @@ at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std
 
 at::Tensor& dequantizeOutMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
                               at::Tensor& out) {
-  const at::ScalarType type = checkDequantize(codes, scales, dtype);
-  checkOut(kD, "out", out, codes, out.scalar_type() == type, dtypeName(type) + " (the dtype argument)",
-           dequantizeShape(codes));
+  checkDequantizeOut(codes, scales, dtype, out);
   return out;
 }
 
