@@ -11,9 +11,9 @@
 //   - E = the largest fp32 exponent field of the block (for fp16 inputs the field of the exact
 //     fp32 value: NaN/Inf become 2^16..2^17, field 143, which no finite fp16 reaches);
 //     Ec = clamp(E, 2, 254); scale byte Ec - 2, or 0xFF for a non-finite block, whose code bytes
-//     are then masked to 0 (spec A2 steps 1-4; one scalar step per block);
+//     are then masked to 0 (one scalar step per block; docs/mxfp4.md);
 //   - a = |x| * 2^(129 - Ec), exact down to 2^-126 (smaller products only ever need their sign);
-//   - the magnitude index = the number of decision thresholds a has passed (A2 step 6), counted
+//   - the magnitude index = the number of decision thresholds a has passed, counted
 //     on the bits: non-negative floats order as their bit patterns, so "a >= t" is the sign of
 //     bits(a) - bits(t) (integer subtract and shift, no compare or branch), and "a > t" is
 //     "a >= t+" with t+ = the next float (bits + 1). "floor" on a negative element rounds the
@@ -154,7 +154,7 @@ struct Rounder<amct_mxfp4::kFloor> {  // toward -inf: down for x >= 0, the magni
   }
 };
 
-// -1 where the element is < 0 (sign set and non-zero: -0 rounds as +0, A2 step 6), else 0.
+// -1 where the element is < 0 (sign set and non-zero: -0 rounds as +0), else 0.
 // signAt31 has the sign at bit 31; magnitude bits are >= 0, so m | -m is negative iff m != 0.
 inline VecI negativeLanes(const VecF& magnitude, const VecI& signAt31) {
   const VecI m = bitsOf(magnitude);
