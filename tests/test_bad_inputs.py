@@ -301,6 +301,69 @@ def svd_cells():
     }
 
 
+def svd_out_cells():
+    """The out= overloads of mxfp4_quantize / mxfp4_dequantize: the checks of the out tensors
+    (dtype, device, shape: exact or no elements, then resized; contiguous). Not in the README table."""
+    from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize
+    ref = _ref("svd_quant")
+    x = torch.randn(4, 96, generator=torch.Generator().manual_seed(6)).to(torch.bfloat16)
+    nf = x.clone()
+    nf[1, 50] = float("nan")
+    codes, scales = mxfp4_quantize(x)
+
+    def q_out(c=None, s=None, inp=x, mode="round"):
+        c = torch.empty(4, 48, dtype=torch.uint8) if c is None else c
+        s = torch.empty(4, 2, 2, dtype=torch.uint8) if s is None else s
+        return mxfp4_quantize(inp, mode, out=(c, s))
+
+    def d_out(out, c=codes, s=scales, dtype=None):
+        return mxfp4_dequantize(c, s, dtype, out=out)
+
+    empty_u8 = lambda: torch.empty(0, dtype=torch.uint8)  # noqa: E731
+    return {
+        "mxfp4_quantize.out": {
+            "wrong dtype": (lambda: q_out(c=torch.empty(4, 48, dtype=torch.int8)),
+                            raises("mxfp4_quantize: codes must have dtype uint8 or float4_e2m1fn_x2, got int8")),
+            "wrong rank": (lambda: q_out(s=torch.empty(4, 4, dtype=torch.uint8)),
+                           raises("mxfp4_quantize: scales must have shape [4, 2, 2]", "got [4, 4]")),
+            "wrong device": (lambda: q_out(c=torch.empty(4, 48, dtype=torch.uint8, device="meta")),
+                             raises("mxfp4_quantize: codes must be on the input's device cpu, got meta")),
+            "shape mismatch": (lambda: q_out(c=torch.empty(4, 47, dtype=torch.uint8)),
+                               raises("mxfp4_quantize: codes must have shape [4, 48] (or no elements, then it is "
+                                      "resized), got [4, 47]")),
+            "unsupported attribute": (lambda: q_out(c=torch.empty(48, 4, dtype=torch.uint8).t()),
+                                      raises("mxfp4_quantize: codes must be contiguous")),
+            "non-finite": (lambda: q_out(inp=nf),
+                           accepted(lambda t, y: [assert_bits_equal(t, a, b) for a, b in
+                                                  zip(y, ref.mxfp4_quantize_ref(nf))])),
+            "empty": (lambda: q_out(c=empty_u8(), s=empty_u8()),
+                      accepted(lambda t, y: [assert_bits_equal(t, a, b) for a, b in
+                                             zip(y, ref.mxfp4_quantize_ref(x))])),
+            "huge": (lambda: q_out(c=empty_u8(), s=empty_u8(), inp=_huge_view(torch.bfloat16, 64)), raises(TOO_BIG)),
+        },
+        "mxfp4_dequantize.out": {
+            "wrong dtype": (lambda: d_out(torch.empty(4, 96, dtype=torch.float16)),
+                            raises("mxfp4_dequantize: out must have dtype bfloat16 (the dtype argument), got float16")),
+            "wrong rank": (lambda: d_out(torch.empty(4, 2, 48, dtype=torch.bfloat16)),
+                           raises("mxfp4_dequantize: out must have shape [4, 96]", "got [4, 2, 48]")),
+            "wrong device": (lambda: d_out(torch.empty(4, 96, dtype=torch.bfloat16, device="meta")),
+                             raises("mxfp4_dequantize: out must be on the input's device cpu, got meta")),
+            "shape mismatch": (lambda: d_out(torch.empty(4, 95, dtype=torch.bfloat16)),
+                               raises("mxfp4_dequantize: out must have shape [4, 96] (or no elements, then it is "
+                                      "resized), got [4, 95]")),
+            "unsupported attribute": (lambda: d_out(torch.empty(96, 4, dtype=torch.float32).t(), dtype=torch.float32),
+                                      raises("mxfp4_dequantize: out must be contiguous")),
+            "non-finite": (lambda: d_out(torch.empty(1, 96, dtype=torch.float32), codes[:1],
+                                         torch.full_like(scales[:1], 255), torch.float32),
+                           accepted(lambda t, y: t.assertTrue(bool(y.isnan().all())))),
+            "empty": (lambda: d_out(torch.empty(0, dtype=torch.bfloat16)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.mxfp4_dequantize_ref(codes, scales)))),
+            "huge": (lambda: d_out(torch.empty(0, dtype=torch.bfloat16), codes[:1, :16].expand(HUGE // 32, 16),
+                                   scales[:1, :1].expand(HUGE // 32, 1, 2)), raises(TOO_BIG)),
+        },
+    }
+
+
 def stem_cells():
     from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
     from stem_oracle import sequential_reference
@@ -397,6 +460,13 @@ class TestBadInputSurvey(unittest.TestCase):
         missing = [package for package in CELL_BUILDERS if not _has(package)]
         cells = all_cells()
         self.assertTrue(cells)
+        self.check_cells(cells)
+
+    @unittest.skipUnless(_has("svd_quant"), "svd_quant is not built")
+    def test_out_variants(self):
+        self.check_cells(svd_out_cells())
+
+    def check_cells(self, cells):
         for op, row in cells.items():
             self.assertEqual(tuple(row), CLASSES, f"{op}: every class has a cell")
             for cls, cell in row.items():

@@ -1,6 +1,9 @@
-// svd_quant: schemas of mxfp4_quantize, mxfp4_dequantize and svd_quant, and their Meta and CPU
-// implementations. The CPU quantizer runs the AscendC kernel through the kernel sim; the matmuls
-// of svd_quant are ATen fp32 GEMMs (spec A8). None of the ops is differentiable.
+// svd_quant: schemas of mxfp4_quantize, mxfp4_dequantize and svd_quant (with out= overloads of
+// the first two), and their Meta and CPU implementations. On the CPU the quantizer and the
+// dequantizer are native code (svd_quant_cpu.cpp); the matmuls of svd_quant are ATen fp32 GEMMs.
+// The AscendC quantizer kernel runs on the CPU through the kernel sim as the private op
+// _mxfp4_quantize_emulated (same schema), which the tests hold bit for bit to the native op.
+// (The dequantizer has no AscendC kernel.) None of the ops is differentiable.
 #include <torch/library.h>
 
 #include <optional>
@@ -28,8 +31,22 @@ void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& cod
   amct_svd_quant_launch(blockDim, nullptr, bytePtr(input), bytePtr(codes), bytePtr(scales), bytePtr(tiling));
 }
 
-std::tuple<at::Tensor, at::Tensor> quantizeCpu(const at::Tensor& input, c10::string_view roundMode) {
+std::tuple<at::Tensor, at::Tensor> quantizeEmulated(const at::Tensor& input, c10::string_view roundMode) {
   return amct::mxfp4::quantize(input, std::string(roundMode), amct::simPlatformFacts(), simLaunch);
+}
+
+std::tuple<at::Tensor, at::Tensor> quantizeCpu(const at::Tensor& input, c10::string_view roundMode) {
+  return amct::mxfp4::quantizeNative(input, std::string(roundMode));
+}
+
+std::tuple<at::Tensor&, at::Tensor&> quantizeOutCpu(const at::Tensor& input, c10::string_view roundMode,
+                                                    at::Tensor& codes, at::Tensor& scales) {
+  return amct::mxfp4::quantizeNativeOut(input, std::string(roundMode), codes, scales);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> quantizeOutMeta(const at::Tensor& input, c10::string_view roundMode,
+                                                     at::Tensor& codes, at::Tensor& scales) {
+  return amct::mxfp4::quantizeOutMeta(input, std::string(roundMode), codes, scales);
 }
 
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, c10::string_view roundMode) {
@@ -38,8 +55,7 @@ std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, c10::st
 
 at::Tensor svdQuantCpu(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                        const at::Tensor& down, const at::Tensor& up) {
-  return amct::mxfp4::svdQuant(activation, weights, scales, down, up, amct::mxfp4::GemmPrecision::kFp32,
-                               amct::simPlatformFacts(), simLaunch);
+  return amct::mxfp4::svdQuantNative(activation, weights, scales, down, up);
 }
 
 // Test hook: the quantizer tiling the CPU path would use for (dtype, blocks) on the current sim
@@ -69,20 +85,31 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_svd_quant_tiling(int dtype, int blocks) -> int[]", &tilingForTest);
   m.def("mxfp4_quantize(Tensor input, str round_mode=\"round\") -> (Tensor codes, Tensor scales)",
         {at::Tag::pt2_compliant_tag});
+  m.def("mxfp4_quantize.out(Tensor input, str round_mode=\"round\", *, Tensor(a!) codes, Tensor(b!) scales) -> "
+        "(Tensor(a!) codes, Tensor(b!) scales)",
+        {at::Tag::pt2_compliant_tag, at::Tag::out});
+  m.def("_mxfp4_quantize_emulated(Tensor input, str round_mode=\"round\") -> (Tensor codes, Tensor scales)");
   m.def("mxfp4_dequantize(Tensor codes, Tensor scales, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  m.def("mxfp4_dequantize.out(Tensor codes, Tensor scales, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
+        {at::Tag::pt2_compliant_tag, at::Tag::out});
   m.def("svd_quant(Tensor activation, Tensor weights, Tensor scales, Tensor down, Tensor up) -> Tensor",
         {at::Tag::pt2_compliant_tag});
 }
 
 TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("mxfp4_quantize", &quantizeMeta);
+  m.impl("mxfp4_quantize.out", &quantizeOutMeta);
   m.impl("mxfp4_dequantize", &amct::mxfp4::dequantizeMeta);
+  m.impl("mxfp4_dequantize.out", &amct::mxfp4::dequantizeOutMeta);
   m.impl("svd_quant", &amct::mxfp4::svdQuantMeta);
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {
   m.impl("mxfp4_quantize", &quantizeCpu);
-  m.impl("mxfp4_dequantize", &amct::mxfp4::dequantize);  // ATen table lookups, device-agnostic
+  m.impl("mxfp4_quantize.out", &quantizeOutCpu);
+  m.impl("_mxfp4_quantize_emulated", &quantizeEmulated);
+  m.impl("mxfp4_dequantize", &amct::mxfp4::dequantize);  // native on the CPU, ATen lookups elsewhere
+  m.impl("mxfp4_dequantize.out", &amct::mxfp4::dequantizeOut);
   m.impl("svd_quant", &svdQuantCpu);
 }

@@ -1,6 +1,9 @@
 #include "svd_quant_host.h"
 
 #include "amct_tiling.h"
+#include "svd_quant_cpu.h"
+
+#include <ATen/MemoryOverlap.h>
 
 #include <algorithm>
 #include <cmath>
@@ -74,15 +77,48 @@ std::vector<c10::SymInt> leadingShape(c10::SymIntArrayRef shape) {
   return std::vector<c10::SymInt>(shape.begin(), shape.end() - 1);
 }
 
-std::tuple<at::Tensor, at::Tensor> emptyQuantizeOutputs(const at::Tensor& input) {
+struct QuantizeShapes {
+  std::vector<c10::SymInt> codes;
+  std::vector<c10::SymInt> scales;
+};
+
+QuantizeShapes quantizeShapes(const at::Tensor& input) {
   const int64_t k = concreteSize(input, -1);
-  std::vector<c10::SymInt> codes = leadingShape(input.sym_sizes());
-  std::vector<c10::SymInt> scales = codes;
-  codes.push_back(k / 2);
-  scales.push_back(scaleK(k));
-  scales.push_back(2);
-  return {at::empty_symint(codes, contiguousOptions(input, at::kByte)),
-          at::empty_symint(scales, contiguousOptions(input, at::kByte))};
+  QuantizeShapes shapes{leadingShape(input.sym_sizes()), leadingShape(input.sym_sizes())};
+  shapes.codes.push_back(k / 2);
+  shapes.scales.push_back(scaleK(k));
+  shapes.scales.push_back(2);
+  return shapes;
+}
+
+std::tuple<at::Tensor, at::Tensor> emptyQuantizeOutputs(const at::Tensor& input) {
+  const QuantizeShapes shapes = quantizeShapes(input);
+  return {at::empty_symint(shapes.codes, contiguousOptions(input, at::kByte)),
+          at::empty_symint(shapes.scales, contiguousOptions(input, at::kByte))};
+}
+
+// An out= tensor: the dtype, the device of `like`, then the shape (a tensor without elements is
+// resized to it), then contiguity (the kernels write dense rows).
+void checkOut(const char* op, const char* arg, at::Tensor& out, const at::Tensor& like, bool dtypeOk,
+              const std::string& dtypes, c10::SymIntArrayRef shape) {
+  TORCH_CHECK(dtypeOk, op, ": ", arg, " must have dtype ", dtypes, ", got ", dtypeName(out.scalar_type()));
+  TORCH_CHECK(out.device() == like.device(), op, ": ", arg, " must be on the input's device ", like.device(), ", got ",
+              out.device());
+  if (!out.sym_sizes().equals(shape) && out.sym_numel() == 0) out.resize__symint(shape);
+  TORCH_CHECK(out.sym_sizes().equals(shape), op, ": ", arg, " must have shape ", shapeText(shape),
+              " (or no elements, then it is resized), got ", shapeText(out.sym_sizes()));
+  TORCH_CHECK(out.is_contiguous(), op, ": ", arg, " must be contiguous, got strides ", out.strides());
+}
+
+void checkQuantizeOuts(const at::Tensor& input, at::Tensor& codes, at::Tensor& scales) {
+  const QuantizeShapes shapes = quantizeShapes(input);
+  checkOut(kQ, "codes", codes, input, isCodeDtype(codes.scalar_type()), "uint8 or float4_e2m1fn_x2", shapes.codes);
+  checkOut(kQ, "scales", scales, input, isScaleDtype(scales.scalar_type()), "uint8 or float8_e8m0fnu", shapes.scales);
+}
+
+// The native kernels write through raw pointers: an out tensor may not alias an input or the other.
+void checkNoOverlap(std::initializer_list<std::pair<const at::Tensor*, const at::Tensor*>> pairs) {
+  for (const auto& p : pairs) at::assert_no_overlap(*p.first, *p.second);
 }
 
 Mxfp4Dtype dtypeOf(at::ScalarType type) {
@@ -96,6 +132,16 @@ void runQuantizer(const at::Tensor& x, Mxfp4RoundMode mode, const at::Tensor& co
   const uint64_t blocks = static_cast<uint64_t>(x.numel()) / kBlock;
   Mxfp4Tiling tiling = computeTiling(dtypeOf(x.scalar_type()), mode, blocks, facts);
   launch(tiling.blockNum, x, codes, denseScales, tilingTensor(tiling));
+}
+
+// The native quantizer (svd_quant_cpu.cpp) on a contiguous CPU input with K > 0: codes
+// (numel / 2 bytes) and scales of rows of scaleRowStride bytes, pad bytes written 0x00.
+void runNativeQuantizer(const at::Tensor& x, Mxfp4RoundMode mode, uint8_t* codes, uint8_t* scales,
+                        int64_t scaleRowStride) {
+  const int64_t k = x.size(-1);
+  const QuantizeJob job{x.data_ptr(), codes, scales, BlockRows{x.numel() / k, k / kBlock, scaleRowStride},
+                        dtypeOf(x.scalar_type()), mode};
+  mxfp4KernelsForThisCpu().quantize(job);
 }
 
 // ---- mxfp4_dequantize -----------------------------------------------------------------------
@@ -177,6 +223,30 @@ at::Tensor dequantizeRows(const at::Tensor& codes, const at::Tensor& scales, at:
   at::Tensor blockScale = at::index_select(powerLut, 0, scales.narrow(1, 0, blocks).reshape({-1}).to(at::kInt));
   values.mul_(blockScale.view({rows, blocks, 1}));
   return values.view({rows, k}).to(dtype);
+}
+
+// The native dequantizer: contiguous byte codes (rows, K/2) with K > 0 and scale rows of
+// scaleRowStride bytes into a contiguous `out` of rows * K elements.
+void runNativeDequantizer(const at::Tensor& codes, const at::Tensor& scales, int64_t scaleRowStride,
+                          const at::Tensor& out) {
+  const int64_t half = codes.size(-1);
+  const DequantizeJob job{bytePtr(codes), bytePtr(scales), out.data_ptr(),
+                          BlockRows{codes.numel() / half, 2 * half / kBlock, scaleRowStride},
+                          dtypeOf(out.scalar_type())};
+  mxfp4KernelsForThisCpu().dequantize(job);
+}
+
+// Dequantizes non-empty codes / scales of checked shapes into `out` (contiguous, the result's
+// shape): natively on the CPU, by ATen table lookups elsewhere.
+void dequantizeInto(const at::Tensor& codes, const at::Tensor& scales, const at::Tensor& out) {
+  const int64_t half = codes.size(-1);
+  at::Tensor c = asBytes(codes).reshape({-1, half});
+  at::Tensor s = asBytes(scales).reshape({c.size(0), 2 * scaleK(2 * half)});
+  if (codes.device().is_cpu()) {
+    runNativeDequantizer(c.contiguous(), s.contiguous(), s.size(1), out);
+  } else {
+    out.view({c.size(0), 2 * half}).copy_(dequantizeRows(c, s, out.scalar_type()));
+  }
 }
 
 // ---- svd_quant ------------------------------------------------------------------------------
@@ -291,19 +361,78 @@ std::tuple<at::Tensor, at::Tensor> quantize(const at::Tensor& input, const std::
   return {codes, scales};
 }
 
-at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype) {
-  const at::ScalarType out = checkDequantize(codes, scales, dtype);
-  const std::vector<c10::SymInt> shape = dequantizeShape(codes);
-  if (codes.numel() == 0) return at::empty_symint(shape, contiguousOptions(codes, out));
-  const int64_t half = codes.size(-1);
-  at::Tensor c = asBytes(codes).reshape({-1, half});
-  at::Tensor s = asBytes(scales).reshape({c.size(0), 2 * scaleK(2 * half)});
-  return dequantizeRows(c, s, out).view_symint(shape);
+std::tuple<at::Tensor, at::Tensor> quantizeNative(const at::Tensor& input, const std::string& roundMode) {
+  const Mxfp4RoundMode mode = checkQuantize(input, roundMode);
+  auto [codes, scales] = emptyQuantizeOutputs(input);
+  if (input.numel() == 0) return {codes, scales};
+  adviseHugePages(codes);
+  runNativeQuantizer(input.contiguous(), mode, bytePtr(codes), bytePtr(scales), 2 * scaleK(input.size(-1)));
+  return {codes, scales};
 }
 
-at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
-                    const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
-                    const Launcher& launch) {
+std::tuple<at::Tensor&, at::Tensor&> quantizeNativeOut(const at::Tensor& input, const std::string& roundMode,
+                                                       at::Tensor& codes, at::Tensor& scales) {
+  const Mxfp4RoundMode mode = checkQuantize(input, roundMode);
+  checkQuantizeOuts(input, codes, scales);
+  if (input.numel() == 0) return {codes, scales};
+  checkNoOverlap({{&codes, &input}, {&scales, &input}, {&codes, &scales}});
+  runNativeQuantizer(input.contiguous(), mode, bytePtr(codes), bytePtr(scales), 2 * scaleK(input.size(-1)));
+  return {codes, scales};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> quantizeOutMeta(const at::Tensor& input, const std::string& roundMode,
+                                                     at::Tensor& codes, at::Tensor& scales) {
+  checkQuantize(input, roundMode);
+  checkQuantizeOuts(input, codes, scales);
+  return {codes, scales};
+}
+
+at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype) {
+  const at::ScalarType type = checkDequantize(codes, scales, dtype);
+  at::Tensor out = at::empty_symint(dequantizeShape(codes), contiguousOptions(codes, type));
+  if (codes.numel() == 0) return out;
+  adviseHugePages(out);
+  dequantizeInto(codes, scales, out);
+  return out;
+}
+
+namespace {
+
+void checkDequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                        at::Tensor& out) {
+  const at::ScalarType type = checkDequantize(codes, scales, dtype);
+  checkOut(kD, "out", out, codes, out.scalar_type() == type, dtypeName(type) + " (the dtype argument)",
+           dequantizeShape(codes));
+}
+
+}  // namespace
+
+at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                          at::Tensor& out) {
+  checkDequantizeOut(codes, scales, dtype, out);
+  if (codes.numel() == 0) return out;
+  checkNoOverlap({{&out, &codes}, {&out, &scales}});
+  dequantizeInto(codes, scales, out);
+  return out;
+}
+
+at::Tensor& dequantizeOutMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                              at::Tensor& out) {
+  checkDequantizeOut(codes, scales, dtype, out);
+  return out;
+}
+
+namespace {
+
+// The backend-dependent steps of svd_quant: Q(X) into codes and dense scales ("round" mode), and
+// the dequantization of byte rows (codes (rows, K/2), scales (rows, >= K/32)).
+struct SvdSteps {
+  std::function<void(const at::Tensor& x, const at::Tensor& codes, const at::Tensor& denseScales)> quantize;
+  std::function<at::Tensor(const at::Tensor& codes, const at::Tensor& scales, at::ScalarType dtype)> dequantize;
+};
+
+at::Tensor svdQuantWith(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                        const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const SvdSteps& steps) {
   const SvdDims d = checkSvdQuant(activation, weights, scales, down, up);
   const std::vector<c10::SymInt> shape = svdOutputShape(activation, d.n);
   const at::TensorOptions options = contiguousOptions(activation, at::kBFloat16);
@@ -317,7 +446,7 @@ at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, con
   // Q(X): the project's quantizer, "round" mode; its dense scales need no pad byte here.
   at::Tensor xCodes = at::empty({m, d.k / 2}, contiguousOptions(x, at::kByte));
   at::Tensor xScales = at::empty({m, d.k / kBlock}, contiguousOptions(x, at::kByte));
-  runQuantizer(x, amct_mxfp4::kRound, xCodes, xScales, facts, launch);
+  steps.quantize(x, xCodes, xScales);
   at::Tensor w = asBytes(weights).contiguous();
   at::Tensor ws = asBytes(scales).reshape({d.n, 2 * scaleK(d.k)});
   at::Tensor lowRank;
@@ -326,19 +455,51 @@ at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, con
     // fp32 GEMMs of exactly widened operands, each result rounded to bf16 (A5 rounding points).
     at::Tensor xd = bf16(at::mm(x.to(at::kFloat), down.to(at::kFloat)));
     lowRank = bf16(at::mm(xd.to(at::kFloat), up.to(at::kFloat)));
-    at::Tensor xq = dequantizeRows(xCodes, xScales, at::kFloat);
-    at::Tensor wq = dequantizeRows(w, ws, at::kFloat);
+    at::Tensor xq = steps.dequantize(xCodes, xScales, at::kFloat);
+    at::Tensor wq = steps.dequantize(w, ws, at::kFloat);
     fp4 = bf16(at::mm(xq, wq.t()));
   } else {
     // bf16 GEMMs (fp32 accumulation, bf16 out); the dequantized operands are exact in bf16.
     at::Tensor xd = at::mm(x, down.contiguous());
     lowRank = at::mm(xd, up.contiguous());
-    at::Tensor xq = dequantizeRows(xCodes, xScales, at::kBFloat16);
-    at::Tensor wq = dequantizeRows(w, ws, at::kBFloat16);
+    at::Tensor xq = steps.dequantize(xCodes, xScales, at::kBFloat16);
+    at::Tensor wq = steps.dequantize(w, ws, at::kBFloat16);
     fp4 = at::mm(xq, wq.t());
   }
   // bf16(a + b) through fp32 equals bf16 of the exact sum for bf16 a, b (A5).
   return bf16(at::add(lowRank.to(at::kFloat), fp4.to(at::kFloat))).view_symint(shape);
+}
+
+// Native dequantization of byte rows into a fresh contiguous (rows, K) tensor.
+at::Tensor dequantizeRowsNative(const at::Tensor& codes, const at::Tensor& scales, at::ScalarType dtype) {
+  at::Tensor out = at::empty({codes.size(0), 2 * codes.size(1)}, contiguousOptions(codes, dtype));
+  if (out.numel() == 0) return out;
+  at::Tensor s = scales.contiguous();
+  runNativeDequantizer(codes.contiguous(), s, s.size(1), out);
+  return out;
+}
+
+}  // namespace
+
+at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                    const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
+                    const Launcher& launch) {
+  const SvdSteps steps{
+      [&](const at::Tensor& x, const at::Tensor& codes, const at::Tensor& denseScales) {
+        runQuantizer(x, amct_mxfp4::kRound, codes, denseScales, facts, launch);
+      },
+      &dequantizeRows};
+  return svdQuantWith(activation, weights, scales, down, up, gemm, steps);
+}
+
+at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                          const at::Tensor& down, const at::Tensor& up) {
+  const SvdSteps steps{
+      [](const at::Tensor& x, const at::Tensor& codes, const at::Tensor& denseScales) {
+        runNativeQuantizer(x, amct_mxfp4::kRound, bytePtr(codes), bytePtr(denseScales), denseScales.size(1));
+      },
+      &dequantizeRowsNative};
+  return svdQuantWith(activation, weights, scales, down, up, GemmPrecision::kFp32, steps);
 }
 
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode) {

@@ -1,6 +1,7 @@
-// Device-agnostic host logic of svd_quant, shared by the CPU (kernel sim) and NPU paths:
-// validation in the spec's order (A4, A5), byte views of the fp4/e8m0 dtypes, the quantizer's
-// tiling and launch (A2), the dequantizer (A3, ATen) and the svd_quant composition (A5).
+// Host logic of svd_quant, shared by the CPU (native code), the emulated kernel (kernel sim) and
+// NPU paths: validation in the spec's order (A4, A5), the out= checks, byte views of the fp4/e8m0
+// dtypes, the quantizer's tiling and launch (A2), the dequantizer (A3: native on the CPU, ATen
+// elsewhere) and the svd_quant composition (A5).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -36,13 +37,31 @@ SvdDims checkSvdQuant(const at::Tensor& activation, const at::Tensor& weights, c
                       const at::Tensor& down, const at::Tensor& up);
 
 // The ops: validate, allocate contiguous outputs on the input's device, launch nothing for an
-// empty input.
+// empty input. quantize runs the AscendC kernel through `launch` (NPU, or the kernel sim for the
+// private _mxfp4_quantize_emulated op); quantizeNative is the native CPU implementation.
 std::tuple<at::Tensor, at::Tensor> quantize(const at::Tensor& input, const std::string& roundMode,
                                             const PlatformFacts& facts, const Launcher& launch);
+std::tuple<at::Tensor, at::Tensor> quantizeNative(const at::Tensor& input, const std::string& roundMode);
 at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype);
+// svd_quant with the kernel quantizer (NPU) or, on the CPU, with the native one.
 at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                     const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
                     const Launcher& launch);
+at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                          const at::Tensor& down, const at::Tensor& up);
+
+// out= variants (CPU native, and Meta). An out tensor must be on the input's device, contiguous,
+// of an allowed dtype (codes: uint8 or float4_e2m1fn_x2; scales: uint8 or float8_e8m0fnu;
+// dequantize's out: the requested dtype), and either have exactly the result's shape or have no
+// elements, in which case it is resized to that shape. It may not overlap the input.
+std::tuple<at::Tensor&, at::Tensor&> quantizeNativeOut(const at::Tensor& input, const std::string& roundMode,
+                                                       at::Tensor& codes, at::Tensor& scales);
+std::tuple<at::Tensor&, at::Tensor&> quantizeOutMeta(const at::Tensor& input, const std::string& roundMode,
+                                                     at::Tensor& codes, at::Tensor& scales);
+at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                          at::Tensor& out);
+at::Tensor& dequantizeOutMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
+                              at::Tensor& out);
 
 // Meta: the same checks, shapes and dtypes only.
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode);

@@ -2,8 +2,14 @@
 
 In one run, samples interleaved:
 
-* ``mxfp4_quantize(x)`` (rows of 2048, "round") vs ``reference.mxfp4_quantize_ref(x)`` on the
-  same input, per dtype and size (default 1M, 4M, 16M elements; bar: >= 30x at 16M bf16);
+* ``mxfp4_quantize(x)`` (rows of 2048, "round"; native on the CPU) per dtype and size (default
+  1M, 4M, 16M elements) against, on the same input: torch's ``x.to(torch.float8_e4m3fn)`` (bar at
+  16M bf16: at least as fast), ``mxfp4_quantize(x, out=(codes, scales))`` into warm buffers
+  against ``buf16.copy_(x)`` (bar: <= 3x the copy), ``reference.mxfp4_quantize_ref(x)`` (bar:
+  >= 200x; fewer samples, it takes seconds) and, on the CPU, the AscendC kernel through the
+  kernel sim (``_mxfp4_quantize_emulated``, the previous CPU path);
+* small calls: ``mxfp4_quantize`` of 1K elements vs ``x.to(torch.float8_e4m3fn)`` (bar: within
+  1.5x of torch's latency);
 * ``svd_quant(x, codes, scales, down, up)`` vs the plain bf16 ATen matmul ``x @ w_hat.T`` of
   the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 2048, 2048, 2816,
   32; bar: svd_quant <= 1.5x the matmul's time).
@@ -22,7 +28,12 @@ DESCRIPTION = "mxfp4_quantize throughput vs reference.py; svd_quant vs a plain b
 DEFAULT_SIZES = "1M,4M,16M"
 QUICK_SIZES = "1M"
 ROW = 2048
-QUANT_BAR = (16 << 20, "bfloat16", 30.0)
+QUANT_BAR = (16 << 20, "bfloat16", 200.0)   # x reference.py
+CAST_BAR = 1.0                              # op time <= torch's fp8 cast
+OUT_BAR = 3.0                               # out= time <= 3x buf16.copy_(x)
+SMALL = 1024
+SMALL_BAR = 1.5                             # 1K-element call <= 1.5x torch's cast
+REFERENCE_REPEAT = 3
 DEFAULT_SHAPES = ("2048,2048,2816,32",)
 QUICK_SHAPES = ("256,2048,2816,32",)
 MATMUL_BAR = ((2048, 2048, 2816, 32), 1.5)
@@ -48,21 +59,45 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
 
 
+def _quantize_fns(x, on_cpu):
+    codes = torch.empty(x.shape[0], x.shape[1] // 2, dtype=torch.uint8, device=x.device)
+    scales = torch.empty(x.shape[0], (x.shape[1] + 63) // 64, 2, dtype=torch.uint8, device=x.device)
+    buf16 = torch.empty_like(x)
+    fns = {"quantize": lambda: mxfp4_quantize(x),
+           "quantize out=": lambda: mxfp4_quantize(x, out=(codes, scales)),
+           "torch fp8 cast": lambda: x.to(torch.float8_e4m3fn),
+           "buf16.copy_(x)": lambda: buf16.copy_(x)}
+    if on_cpu:
+        fns["AscendC kernel (sim)"] = lambda: torch.ops.amct._mxfp4_quantize_emulated(x)
+    return fns
+
+
+def _stats_row(part, dtype, n, name, st, stat, nbytes):
+    seconds = getattr(st, stat)
+    melem, gbs = bu.throughput(n, nbytes, seconds)
+    return {"part": part, "dtype": bu.dtype_label(dtype), "elements": n, "kernel": name, "time_s": seconds,
+            "max_s": max(st.samples), "melem_per_s": melem, "gb_per_s": gbs, **st.as_dict()}
+
+
 def _quantize_results(sizes, dtypes, args, min_sample, stat):
     results = []
+    on_cpu = torch.empty(0, device=args.device).device.type == "cpu"
     for dtype in dtypes:
         for n in sizes:
             g = torch.Generator().manual_seed(args.seed)
             cx = torch.randn(n // ROW, ROW, generator=g).to(dtype)
             x = cx.to(args.device)
-            fns = {"quantize": lambda: mxfp4_quantize(x), "reference": lambda: ref.mxfp4_quantize_ref(cx)}
-            stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample,
-                                    sync=args.sync)
+            stats = bu.measure_many(_quantize_fns(x, on_cpu), repeat=args.repeat, warmup=args.warmup,
+                                    min_sample_s=min_sample, sync=args.sync)
+            stats["reference"] = bu.measure(lambda: ref.mxfp4_quantize_ref(cx), repeat=min(args.repeat, REFERENCE_REPEAT),
+                                            warmup=0, min_sample_s=0.0)
             for name, st in stats.items():
-                seconds = getattr(st, stat)
-                melem, gbs = bu.throughput(n, n * (cx.element_size() + 0.5 + 1 / 32), seconds)
-                results.append({"part": "quantize", "dtype": bu.dtype_label(dtype), "elements": n, "kernel": name,
-                                "time_s": seconds, "melem_per_s": melem, "gb_per_s": gbs, **st.as_dict()})
+                results.append(_stats_row("quantize", dtype, n, name, st, stat, n * (cx.element_size() + 0.5 + 1 / 32)))
+        x = torch.randn(1, SMALL, generator=torch.Generator().manual_seed(args.seed)).to(dtype).to(args.device)
+        small = bu.measure_many({"quantize": lambda: mxfp4_quantize(x), "torch fp8 cast": lambda: x.to(torch.float8_e4m3fn)},
+                                repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample, sync=args.sync)
+        for name, st in small.items():
+            results.append(_stats_row("small", dtype, SMALL, name, st, stat, SMALL * (x.element_size() + 0.5 + 1 / 32)))
     return results
 
 
@@ -106,13 +141,25 @@ def _index(results, key):
     return {(tuple(r[k] for k in key), r["kernel"]): r for r in results}
 
 
+def _ms3(r):
+    return f"{r['min_s'] * 1e3:.3g} / {r['median_s'] * 1e3:.3g} / {r['max_s'] * 1e3:.3g}"
+
+
 def _tables(quant, svd, stat):
-    q = _index(quant, ("dtype", "elements"))
+    q = _index([r for r in quant if r["part"] == "quantize"], ("dtype", "elements"))
     q_rows = []
     for (dt, n), _ in sorted({(key, 0) for key, _k in q}, key=lambda t: (t[0][0], t[0][1])):
-        ours, theirs = q[((dt, n), "quantize")], q[((dt, n), "reference")]
-        q_rows.append([dt, bu.format_size(n), ours["time_s"] * 1e3, ours["melem_per_s"], ours["gb_per_s"],
-                       theirs["time_s"] * 1e3, f"{theirs['time_s'] / ours['time_s']:.1f}x"])
+        ours, out = q[((dt, n), "quantize")], q[((dt, n), "quantize out=")]
+        cast, copy, theirs = q[((dt, n), "torch fp8 cast")], q[((dt, n), "buf16.copy_(x)")], q[((dt, n), "reference")]
+        sim = q.get(((dt, n), "AscendC kernel (sim)"))
+        q_rows.append([dt, bu.format_size(n), _ms3(ours), ours["gb_per_s"], _ms3(out), _ms3(cast), _ms3(copy),
+                       f"{cast['time_s'] / ours['time_s']:.2f}x", f"{out['time_s'] / copy['time_s']:.2f}x",
+                       f"{theirs['time_s'] / ours['time_s']:.0f}x",
+                       "-" if sim is None else f"{sim['time_s'] / ours['time_s']:.1f}x"])
+    s = _index([r for r in quant if r["part"] == "small"], ("dtype",))
+    s_rows = [[dt, s[((dt,), "quantize")]["time_s"] * 1e6, s[((dt,), "torch fp8 cast")]["time_s"] * 1e6,
+               f"{s[((dt,), 'quantize')]['time_s'] / s[((dt,), 'torch fp8 cast')]['time_s']:.2f}x"]
+              for (dt,) in dict.fromkeys(k for k, _ in s)]
     m = _index(svd, ("shape",))
     m_rows = []
     for shape in dict.fromkeys(r["shape"] for r in svd):
@@ -120,8 +167,12 @@ def _tables(quant, svd, stat):
         m_rows.append(["x".join(map(str, shape)), ours["time_s"] * 1e3, base["time_s"] * 1e3,
                        f"{ours['time_s'] / base['time_s']:.2f}x"])
     return [
-        {"title": f"mxfp4_quantize vs reference.py ({stat} ms per call; GB/s of input + codes + scales)",
-         "columns": ["dtype", "elements", "op ms", "Melem/s", "GB/s", "reference ms", "speed-up"], "rows": q_rows},
+        {"title": "mxfp4_quantize (ms per call, min / median / max; GB/s of input + codes + scales at the "
+                  f"{stat}); ratios of the {stat}s",
+         "columns": ["dtype", "elements", "op ms", "op GB/s", "out= ms", "fp8 cast ms", "copy_ ms",
+                     "cast / op", "out= / copy_", "reference / op", "sim kernel / op"], "rows": q_rows},
+        {"title": f"mxfp4_quantize of {SMALL} elements vs torch's fp8 cast ({stat} us per call)",
+         "columns": ["dtype", "op us", "fp8 cast us", "op / cast"], "rows": s_rows},
         {"title": f"svd_quant vs the plain bf16 ATen matmul x @ w_hat.T of the same shape ({stat} ms per call)",
          "columns": ["S x K x N x R", "svd_quant ms", "bf16 matmul ms", "svd_quant / matmul"], "rows": m_rows},
     ]
@@ -133,12 +184,25 @@ def _notes(quant, svd, args):
     load = bu.load_average()
     if load is not None:
         notes.append(f"load average at the end: {load}")
-    q = _index(quant, ("dtype", "elements"))
+    q = _index([r for r in quant if r["part"] == "quantize"], ("dtype", "elements"))
     size, dt, bar = QUANT_BAR
     if ((dt, size), "quantize") in q:
-        ratio = q[((dt, size), "reference")]["time_s"] / q[((dt, size), "quantize")]["time_s"]
-        notes.append(f"- mxfp4_quantize {bu.format_size(size)} {dt} vs reference.py: {ratio:.1f}x (bar >= {bar:.0f}x): "
-                     + ("met" if ratio >= bar else "NOT met"))
+        t = {k: q[((dt, size), k)]["time_s"] for k in ("quantize", "quantize out=", "torch fp8 cast", "buf16.copy_(x)",
+                                                       "reference")}
+        label = f"mxfp4_quantize {bu.format_size(size)} {dt}"
+        for text, ok in (
+                (f"vs reference.py: {t['reference'] / t['quantize']:.0f}x (bar >= {bar:.0f}x)",
+                 t["reference"] / t["quantize"] >= bar),
+                (f"vs torch's fp8 cast: {t['torch fp8 cast'] / t['quantize']:.2f}x as fast (bar >= {CAST_BAR:.1f}x)",
+                 t["torch fp8 cast"] / t["quantize"] >= CAST_BAR),
+                (f"out= / buf16.copy_(x): {t['quantize out='] / t['buf16.copy_(x)']:.2f}x (bar <= {OUT_BAR:.0f}x)",
+                 t["quantize out="] / t["buf16.copy_(x)"] <= OUT_BAR)):
+            notes.append(f"- {label} {text}: " + ("met" if ok else "NOT met"))
+    s = _index([r for r in quant if r["part"] == "small"], ("dtype",))
+    if ((dt,), "quantize") in s:
+        ratio = s[((dt,), "quantize")]["time_s"] / s[((dt,), "torch fp8 cast")]["time_s"]
+        notes.append(f"- mxfp4_quantize {SMALL} {dt} / torch's fp8 cast latency: {ratio:.2f}x (bar <= {SMALL_BAR}x): "
+                     + ("met" if ratio <= SMALL_BAR else "NOT met"))
     m = _index(svd, ("shape",))
     shape, limit = MATMUL_BAR
     if ((shape,), "svd_quant") in m:

@@ -5,7 +5,7 @@ import torch
 OPS = ("mxfp4_quantize", "mxfp4_dequantize", "svd_quant")
 
 
-def mxfp4_quantize(input, round_mode="round"):
+def mxfp4_quantize(input, round_mode="round", *, out=None):
     """Quantize ``input`` (float16, bfloat16 or float32) to MXFP4 along its last dimension.
 
     Blocks of 32 consecutive elements share an E8M0 scale ``2^(sb - 127)`` with
@@ -19,18 +19,31 @@ def mxfp4_quantize(input, round_mode="round"):
     ``(*lead, K/2)`` (two codes per byte, the even element in the low nibble) and ``scales`` of
     shape ``(*lead, ceil(K/64), 2)`` (one byte per block; a pad byte 0x00 ends each row when K/32
     is odd). Bit-exact on every backend. Not differentiable.
+
+    ``out=(codes, scales)`` writes into existing tensors and returns them: contiguous, on
+    ``input``'s device, codes uint8 or ``torch.float4_e2m1fn_x2``, scales uint8 or
+    ``torch.float8_e8m0fnu``, each of exactly the result's shape or without elements (then resized).
     """
+    if out is not None:
+        codes, scales = out
+        return torch.ops.amct.mxfp4_quantize.out(input, round_mode, codes=codes, scales=scales)
     return torch.ops.amct.mxfp4_quantize(input, round_mode)
 
 
-def mxfp4_dequantize(codes, scales, dtype=None):
+def mxfp4_dequantize(codes, scales, dtype=None, *, out=None):
     """Decode MXFP4 ``codes`` / ``scales`` (as made by :func:`mxfp4_quantize`) to ``dtype``.
 
     ``codes``: uint8 or ``torch.float4_e2m1fn_x2``, ``(*lead, K/2)``; ``scales``: uint8 or
     ``torch.float8_e8m0fnu``, ``(*lead, ceil(K/64), 2)``. Each value is ``e2m1(code) * 2^(sb-127)``,
     exact in float32 and rounded to nearest-even to ``dtype`` (bfloat16 when None, float16 or
     float32); scale 0xFF gives NaN, the pad byte is ignored. Not differentiable.
+
+    ``out=`` writes into an existing tensor and returns it: contiguous, on ``codes``' device, of
+    dtype ``dtype`` (bfloat16 when None), of exactly the result's shape or without elements (then
+    resized).
     """
+    if out is not None:
+        return torch.ops.amct.mxfp4_dequantize.out(codes, scales, dtype, out=out)
     return torch.ops.amct.mxfp4_dequantize(codes, scales, dtype)
 
 

@@ -4,7 +4,8 @@ Follows the op-package protocol of :mod:`amct_ops._cli`: :func:`run` returns one
 (op, case, dtype). Inputs are built on the CPU and moved to the device; the oracle
 (:mod:`amct_ops.svd_quant.reference`) runs on the CPU. Checked contracts: output shapes, dtypes,
 device, contiguity; quantize and dequantize bit-exact against the reference (plus the spec's
-first worked example byte for byte); svd_quant within the spec's A7 norm bounds of the float64
+first worked example byte for byte), every quantize case run twice on the CPU: by the op (native
+code) and by the AscendC kernel through the kernel sim (``_mxfp4_quantize_emulated``); svd_quant within the spec's A7 norm bounds of the float64
 golden and within 1 bf16 ulp when the low-rank branch is zero.
 
 Cases: the A2 worked example, seeded random data with per-block magnitudes 2^U(-20, 20) in the
@@ -21,6 +22,15 @@ from amct_ops.svd_quant import reference as ref
 
 SEED = 20241201
 Q, D, S = "mxfp4_quantize", "mxfp4_dequantize", "svd_quant"
+QE = "mxfp4_quantize (AscendC kernel, sim)"
+
+
+def _quantizers(device):
+    """(op label, quantize function): the op, plus on the CPU the emulated AscendC kernel."""
+    out = [(Q, mxfp4_quantize)]
+    if _resolved(device).type == "cpu":
+        out.append((QE, torch.ops.amct._mxfp4_quantize_emulated))
+    return out
 
 
 def _gen(offset=0):
@@ -75,6 +85,10 @@ def _resolved(device):
 
 
 def _quantize_cases(device):
+    return [r for op, quantize in _quantizers(device) for r in _quantize_cases_of(op, quantize, device)]
+
+
+def _quantize_cases_of(Q, mxfp4_quantize, device):
     out = []
     example = torch.zeros(1, 32)
     example[0, :8] = torch.tensor([6, 5, 2.5, 1.25, 0.25, 0.2, -3.5, -7])
