@@ -169,7 +169,7 @@ def _qdq_mantissa_threshold():
 
 def qdq_exponent_ref(m, s):
     """The exact scale exponent E (int64) of blocks with maxima ``m`` (float32 >= 0, finite)."""
-    prod = m.double() * float(s)  # exact
+    prod = m.double() * qdq_scale_float32(s)  # exact
     mant, exp = torch.frexp(prod)  # prod = mant * 2^exp, mant in [0.5, 1)
     e = (exp.to(torch.int64) - 1) - 3 + (mant * 2 >= _qdq_mantissa_threshold()).to(torch.int64)
     e = torch.where(prod > 0, e, torch.full_like(e, QDQ_MIN_EXPONENT))
