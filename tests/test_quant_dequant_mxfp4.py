@@ -9,6 +9,7 @@ AscendC kernel through the kernel sim (``_quant_dequant_mxfp4_emulated``), each 
     PYTHONPATH=staging python -m pytest tests/test_quant_dequant_mxfp4.py -q
 """
 import math
+import os
 import sys
 import threading
 import unittest
@@ -121,6 +122,33 @@ class TestReferenceAgainstDefinition(unittest.TestCase):
         t = ref._qdq_mantissa_threshold()
         self.assertGreaterEqual(Fraction(t) ** 2, Fraction(9, 8))
         self.assertLess(Fraction(math.nextafter(t, 0.0)) ** 2, Fraction(9, 8))
+
+
+def upstream_kernel_exponent(m, s):
+    """E as upstream's kernel computes it (issue 17's facts): raw = m * fp32(fp32(1/6) * s) in
+    float32, clamped to 2^-30, E = raw's exponent + [raw's fraction field >= 0x3504F3]."""
+    k = np.float32(np.float32(np.float32(1.0) / np.float32(6.0)) * np.float32(s))
+    raw = np.maximum((m * k).astype(np.float32), np.float32(2.0 ** -30))
+    bits = raw.view(np.uint32).astype(np.int64)
+    return (bits >> 23) - 127 + ((bits & 0x7FFFFF) >= 0x3504F3)
+
+
+@unittest.skipIf(os.environ.get("AMCT_SKIP_LARGE") == "1", "AMCT_SKIP_LARGE=1: 2^23 maxima per scale")
+class TestUpstreamPoints(unittest.TestCase):
+    """The README's list of block maxima where upstream's kernel picks another exponent: brute
+    force over every fraction field of m in [1, 2) for the five scales."""
+
+    LISTED = {0.25: [0x07C3B6], 0.5: [0x07C3B6], 1.0: [0x07C3B6], 1.5: [0x3504F3], 2.0: [0x07C3B6]}
+
+    def test_scale_differences(self):
+        fields = np.arange(1 << 23, dtype=np.uint32)
+        m = (fields | np.uint32(127 << 23)).view(np.float32)
+        for s, listed in self.LISTED.items():
+            exact = ref.qdq_exponent_ref(torch.from_numpy(m), s).numpy()
+            upstream = upstream_kernel_exponent(m, s)
+            differ = np.nonzero(upstream != exact)[0]
+            self.assertEqual(differ.tolist(), listed, f"s={s}")
+            self.assertTrue(bool((upstream[differ] == exact[differ] + 1).all()))
 
 
 @unittest.skipUnless(HAVE_OP, _SKIP or "quant_dequant_mxfp4 is not built")
