@@ -296,6 +296,18 @@ class TestIndependence(unittest.TestCase):
         finally:
             torch.ops.amct._cpu_capability("reset")
 
+    def test_emulated_cores_and_tiles(self):
+        from amct_ops import _sim
+        x = torch.cat([random_blocks(300, 96, torch.bfloat16, seed=12).reshape(-1, 32), special_blocks().bfloat16()])
+        want = ref.quant_dequant_mxfp4_ref(x, 32, 2.0)
+        launches = _sim.launch_count()
+        for cores, ub in ((1, 0), (3, 0), (40, 0), (2, 64 * 1024)):  # 64 KB: one 64-block tile
+            with _sim.sim_platform(aiv_cores=cores, ub_bytes=ub):
+                assert_bits_equal(self, run_emulated(x, 2.0), want, f"cores={cores} ub={ub}")
+        self.assertEqual(_sim.launch_count(), launches + 4)
+        run_emulated(x[:0], 2.0)
+        self.assertEqual(_sim.launch_count(), launches + 4, "an empty input launches nothing")
+
     def test_threads_and_concurrency(self):
         x = random_blocks(512, 1000, torch.bfloat16, seed=6)
         with num_threads(1):

@@ -10,9 +10,10 @@
 // and 0.75). No multiply-add is fused (-ffp-contract=off), so every capability gives the same bits.
 #include "quant_dequant_mxfp4_cpu.h"
 
-// GCC 12 reports the undefined upper half that _mm512_cvtps_ph (at::vec's float -> half) starts
-// from as "maybe uninitialized": a false positive inside the intrinsic.
+// GCC 12 reports the undefined vectors that some AVX-512 intrinsics (_mm512_cvtps_ph, _mm512_max_epi32)
+// start from as uninitialized: false positives inside the intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <ATen/Parallel.h>
 #include <ATen/cpu/vec/vec.h>

@@ -18,7 +18,7 @@ constexpr uint32_t kQuantum = amct_qdq::kQdqTileQuantum;
 constexpr uint32_t kMaxTileBlocks = 512;    // 16384 elements: Gather's per-call limit on dav-2201
 constexpr uint64_t kMinBlocksPerCore = 64;  // fewer would not pay for a core's set-up
 constexpr uint64_t kBlockSlots = 10;        // the kernel's BlockSlot count (quant_dequant_mxfp4_kernel.cpp)
-constexpr uint64_t kTableBytes = 128;       // the kernel's E2M1 value table (19 floats, rounded up)
+constexpr uint64_t kTableBytes = 96;        // the kernel's E2M1 value table: 19 floats, rounded up to 32 B
 
 Dtype nativeDtype(at::ScalarType t) {
   return t == at::kHalf ? Dtype::kFp16 : t == at::kBFloat16 ? Dtype::kBf16 : Dtype::kFp32;

@@ -29,6 +29,7 @@ using namespace AscendC;
 
 namespace {
 
+using amct_kernel::As;
 using amct_kernel::BlockRange;
 using amct_qdq::QdqTiling;
 
@@ -100,15 +101,6 @@ class QuantDequant {
 
  private:
   __aicore__ inline LocalTensor<float> B(uint32_t slot) { return blockBuf_.Get<float>()[slot * U_]; }
-  static __aicore__ inline LocalTensor<uint32_t> U32(const LocalTensor<float>& t) {
-    return t.ReinterpretCast<uint32_t>();
-  }
-  static __aicore__ inline LocalTensor<int32_t> I32(const LocalTensor<float>& t) {
-    return t.ReinterpretCast<int32_t>();
-  }
-  static __aicore__ inline LocalTensor<uint16_t> U16(const LocalTensor<float>& t) {
-    return t.ReinterpretCast<uint16_t>();
-  }
 
   // The E2M1 value of every table index (index 0: a < 0.25; 18: a >= 5).
   __aicore__ inline void FillTable() {
@@ -123,18 +115,6 @@ class QuantDequant {
     LocalTensor<T> x = inQueue_.template AllocTensor<T>();
     DataCopy(x, xGm_[block * kBlock], u * kBlock);
     inQueue_.EnQue(x);
-  }
-
-  // The input as fp32 (exact), with a partial tile padded by zero blocks up to the quantum.
-  __aicore__ inline LocalTensor<float> Widen(const LocalTensor<T>& x, uint32_t u, uint32_t blocks) {
-    if (blocks > u) Duplicate(x[u * kBlock], T(0.0f), static_cast<int32_t>((blocks - u) * kBlock));
-    if constexpr (sizeof(T) == 4) {
-      return x;
-    } else {
-      LocalTensor<float> wide = wideBuf_.Get<float>();
-      Cast(wide, x, RoundMode::CAST_NONE, blocks * kBlock);
-      return wide;
-    }
   }
 
   // dst[b] = max of src[32 b .. 32 b + 31] (float values, no NaN).
@@ -152,13 +132,13 @@ class QuantDequant {
     const int32_t n2 = static_cast<int32_t>(2 * blocks * kBlock);
     LocalTensor<float> pattern = w1Buf_.Get<float>();
     LocalTensor<float> e = w2Buf_.Get<float>();
-    Duplicate(U32(pattern), kExponentBits, static_cast<int32_t>(blocks * kBlock));
-    And(U16(e), U16(x), U16(pattern), n2);
+    Duplicate(As<uint32_t>(pattern), kExponentBits, static_cast<int32_t>(blocks * kBlock));
+    And(As<uint16_t>(e), As<uint16_t>(x), As<uint16_t>(pattern), n2);
     LocalTensor<float> big = B(kBExpMax);
     BlockMax(big, e, blocks);
     const int32_t bc = static_cast<int32_t>(blocks);
-    LocalTensor<int32_t> keep = I32(B(kBKeep));
-    ShiftRight(U32(B(kBKeep)), U32(big), uint32_t(23), bc);  // the exponent field (never negative)
+    LocalTensor<int32_t> keep = As<int32_t>(B(kBKeep));
+    ShiftRight(As<uint32_t>(B(kBKeep)), As<uint32_t>(big), uint32_t(23), bc);  // the exponent field (never negative)
     Adds(keep, keep, int32_t(-255), bc);
     ShiftRight(keep, keep, int32_t(31), bc);  // arithmetic: -1 where the field < 255, else 0
     LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
@@ -166,15 +146,15 @@ class QuantDequant {
     const int32_t groups = static_cast<int32_t>(blocks / 64);
     WholeReduceMax(partial, big, 64, groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
     WholeReduceMax(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    return U32(total).GetValue(0) == kExponentBits;
+    return As<uint32_t>(total).GetValue(0) == kExponentBits;
   }
 
   // dst = a + (mask & (b - a)) on int32 values: b where mask is all ones, a where it is 0.
   __aicore__ inline void Choose(const LocalTensor<float>& dst, const LocalTensor<float>& a, const LocalTensor<float>& b,
                                 const LocalTensor<float>& mask, const LocalTensor<float>& tmp, int32_t count) {
-    Sub(I32(tmp), I32(b), I32(a), count);
-    And(U16(tmp), U16(tmp), U16(mask), 2 * count);
-    Add(I32(dst), I32(a), I32(tmp), count);
+    Sub(As<int32_t>(tmp), As<int32_t>(b), As<int32_t>(a), count);
+    And(As<uint16_t>(tmp), As<uint16_t>(tmp), As<uint16_t>(mask), 2 * count);
+    Add(As<int32_t>(dst), As<int32_t>(a), As<int32_t>(tmp), count);
   }
 
   // E per block, clamped, from the block maxima of |x| (bits in kBMax), into kBExp.
@@ -188,44 +168,44 @@ class QuantDequant {
     LocalTensor<float> subField = B(kBDown2);
     LocalTensor<float> fieldMask = B(kBUp);
     LocalTensor<float> sub = B(kBUp2);
-    Duplicate(U32(fieldMask), 0x007FFFFFu, bc);
+    Duplicate(As<uint32_t>(fieldMask), 0x007FFFFFu, bc);
     // Normal maxima: em = field - 127, f = bits & 0x7FFFFF.
-    ShiftRight(U32(em), U32(maxBits), uint32_t(23), bc);
-    Adds(I32(em), I32(em), int32_t(-127), bc);
-    And(U16(field), U16(maxBits), U16(fieldMask), 2 * bc);
+    ShiftRight(As<uint32_t>(em), As<uint32_t>(maxBits), uint32_t(23), bc);
+    Adds(As<int32_t>(em), As<int32_t>(em), int32_t(-127), bc);
+    And(As<uint16_t>(field), As<uint16_t>(maxBits), As<uint16_t>(fieldMask), 2 * bc);
     // Subnormal maxima (and 0): the bits as an integer, converted to float exactly (< 2^23), are
     // the same significand normalised; m = that * 2^-149.
-    Cast(tmp, I32(maxBits), RoundMode::CAST_NONE, blocks);
-    ShiftRight(U32(subEm), U32(tmp), uint32_t(23), bc);
-    Adds(I32(subEm), I32(subEm), int32_t(-127 - 149), bc);
-    And(U16(subField), U16(tmp), U16(fieldMask), 2 * bc);
-    Adds(I32(sub), I32(maxBits), int32_t(-0x00800000), bc);
-    ShiftRight(I32(sub), I32(sub), int32_t(31), bc);  // -1 for a subnormal or zero maximum
+    Cast(tmp, As<int32_t>(maxBits), RoundMode::CAST_NONE, blocks);
+    ShiftRight(As<uint32_t>(subEm), As<uint32_t>(tmp), uint32_t(23), bc);
+    Adds(As<int32_t>(subEm), As<int32_t>(subEm), int32_t(-127 - 149), bc);
+    And(As<uint16_t>(subField), As<uint16_t>(tmp), As<uint16_t>(fieldMask), 2 * bc);
+    Adds(As<int32_t>(sub), As<int32_t>(maxBits), int32_t(-0x00800000), bc);
+    ShiftRight(As<int32_t>(sub), As<int32_t>(sub), int32_t(31), bc);  // -1 for a subnormal or zero maximum
     Choose(em, em, subEm, sub, tmp, bc);
     Choose(field, field, subField, sub, tmp, bc);
     // E = em + base + [f >= threshold]: the test bit is 1 + ((f - threshold) >> 31).
-    Adds(I32(field), I32(field), -threshold_, bc);
-    ShiftRight(I32(field), I32(field), int32_t(31), bc);
-    Add(I32(em), I32(em), I32(field), bc);
-    Adds(I32(em), I32(em), base_ + 1, bc);
-    Maxs(I32(em), I32(em), kMinExponent, bc);
-    Mins(I32(em), I32(em), kMaxExponent, bc);
+    Adds(As<int32_t>(field), As<int32_t>(field), -threshold_, bc);
+    ShiftRight(As<int32_t>(field), As<int32_t>(field), int32_t(31), bc);
+    Add(As<int32_t>(em), As<int32_t>(em), As<int32_t>(field), bc);
+    Adds(As<int32_t>(em), As<int32_t>(em), base_ + 1, bc);
+    Maxs(As<int32_t>(em), As<int32_t>(em), kMinExponent, bc);
+    Mins(As<int32_t>(em), As<int32_t>(em), kMaxExponent, bc);
   }
 
   // kBDown/kBUp (and kBDown2/kBUp2 when wide): float32 factors of 2^-E and 2^E, each normal.
   __aicore__ inline void Multipliers(uint32_t blocks) {
     const int32_t bc = static_cast<int32_t>(blocks);
-    LocalTensor<int32_t> e = I32(B(kBExp));
-    LocalTensor<int32_t> down = I32(B(kBDown));
-    LocalTensor<int32_t> up = I32(B(kBUp));
+    LocalTensor<int32_t> e = As<int32_t>(B(kBExp));
+    LocalTensor<int32_t> down = As<int32_t>(B(kBDown));
+    LocalTensor<int32_t> up = As<int32_t>(B(kBUp));
     if (!wide_) {
       Muls(down, e, int32_t(-1), bc);
       Adds(down, down, int32_t(127), bc);
       Adds(up, e, int32_t(127), bc);
     } else {
       // 2^-E = 2^-min(E, 126) * 2^-k with k = max(E - 126, 0); 2^E = 2^min(E, 127) * 2^max(E - 127, 0).
-      LocalTensor<int32_t> down2 = I32(B(kBDown2));
-      LocalTensor<int32_t> up2 = I32(B(kBUp2));
+      LocalTensor<int32_t> down2 = As<int32_t>(B(kBDown2));
+      LocalTensor<int32_t> up2 = As<int32_t>(B(kBUp2));
       Mins(down, e, kSplitAt, bc);
       Muls(down, down, int32_t(-1), bc);
       Adds(down, down, int32_t(127), bc);
@@ -238,11 +218,11 @@ class QuantDequant {
       Adds(up2, e, -(kSplitAt + 1), bc);
       Maxs(up2, up2, int32_t(0), bc);
       Adds(up2, up2, int32_t(127), bc);
-      ShiftLeft(U32(B(kBDown2)), U32(B(kBDown2)), uint32_t(23), bc);
-      ShiftLeft(U32(B(kBUp2)), U32(B(kBUp2)), uint32_t(23), bc);
+      ShiftLeft(As<uint32_t>(B(kBDown2)), As<uint32_t>(B(kBDown2)), uint32_t(23), bc);
+      ShiftLeft(As<uint32_t>(B(kBUp2)), As<uint32_t>(B(kBUp2)), uint32_t(23), bc);
     }
-    ShiftLeft(U32(B(kBDown)), U32(B(kBDown)), uint32_t(23), bc);
-    ShiftLeft(U32(B(kBUp)), U32(B(kBUp)), uint32_t(23), bc);
+    ShiftLeft(As<uint32_t>(B(kBDown)), As<uint32_t>(B(kBDown)), uint32_t(23), bc);
+    ShiftLeft(As<uint32_t>(B(kBUp)), As<uint32_t>(B(kBUp)), uint32_t(23), bc);
   }
 
   // dst[i] = src[i / 32]: four Brcb calls, call c filling the c-th 32-B block of every group of
@@ -262,7 +242,7 @@ class QuantDequant {
     const int32_t cnt = static_cast<int32_t>(n);
     LocalTensor<float> out = outQueue_.template AllocTensor<float>();
     LocalTensor<T> in = inQueue_.template DeQue<T>();
-    LocalTensor<float> x = Widen(in, u, blocks);
+    LocalTensor<float> x = amct_kernel::WidenTile(in, wideBuf_, u * kBlock, n);
     LocalTensor<float> w1 = w1Buf_.Get<float>();
     LocalTensor<float> w2 = w2Buf_.Get<float>();
     LocalTensor<float> w3 = w3Buf_.Get<float>();
@@ -280,15 +260,15 @@ class QuantDequant {
       Mul(w3, w3, w1, cnt);
     }
     // Table offsets: clamp((bits(a) >> 21) - 499, 0, 18) * 4 bytes.
-    LocalTensor<int32_t> index = I32(w1);
-    ShiftRight(U32(w1), U32(w3), uint32_t(21), cnt);
+    LocalTensor<int32_t> index = As<int32_t>(w1);
+    ShiftRight(As<uint32_t>(w1), As<uint32_t>(w3), uint32_t(21), cnt);
     Adds(index, index, -kIndexBase, cnt);
     Maxs(index, index, int32_t(0), cnt);
     Mins(index, index, kIndexLast, cnt);
-    ShiftLeft(U32(w1), U32(w1), uint32_t(2), cnt);
+    ShiftLeft(As<uint32_t>(w1), As<uint32_t>(w1), uint32_t(2), cnt);
     LocalTensor<float> table = tableBuf_.Get<float>();
     for (uint32_t i = 0; i < n; i += kGatherChunk) {
-      Gather(w3[i], table, U32(w1)[i], 0u, MinU(n - i, kGatherChunk));
+      Gather(w3[i], table, As<uint32_t>(w1)[i], 0u, MinU(n - i, kGatherChunk));
     }
     Broadcast(w1, B(kBUp), blocks);
     Mul(out, w3, w1, cnt);
@@ -297,13 +277,13 @@ class QuantDequant {
       Mul(out, out, w1, cnt);
     }
     // The sign bit of x where x != +-0: (bits(x) >> 31) * min(bits(|x|), 1), shifted back.
-    ShiftRight(U32(w1), U32(x), uint32_t(31), cnt);
-    Mins(I32(w2), I32(w2), int32_t(1), cnt);
-    Mul(I32(w1), I32(w1), I32(w2), cnt);
-    ShiftLeft(U32(w1), U32(w1), uint32_t(31), cnt);
-    Or(U16(out), U16(out), U16(w1), 2 * cnt);
+    ShiftRight(As<uint32_t>(w1), As<uint32_t>(x), uint32_t(31), cnt);
+    Mins(As<int32_t>(w2), As<int32_t>(w2), int32_t(1), cnt);
+    Mul(As<int32_t>(w1), As<int32_t>(w1), As<int32_t>(w2), cnt);
+    ShiftLeft(As<uint32_t>(w1), As<uint32_t>(w1), uint32_t(31), cnt);
+    Or(As<uint16_t>(out), As<uint16_t>(out), As<uint16_t>(w1), 2 * cnt);
     if (nonFinite) {
-      Duplicate(U32(w1), kQuietNan, cnt);
+      Duplicate(As<uint32_t>(w1), kQuietNan, cnt);
       Select(out, keepWords.ReinterpretCast<uint8_t>(), out, w1, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
     }
     inQueue_.FreeTensor(in);
