@@ -50,7 +50,8 @@ setup(
     package_data={"": ["*.so"], "amct_ops": ["lib/*.so"]},
     include_package_data=False,
     install_requires=[f"torch=={torch_release}"],
-    extras_require={"npu": [f"torch_npu>={torch_release},<{next_minor}"]},
+    # plot: matplotlib for `python -m amct_ops bench <pkg> --plot out.png`.
+    extras_require={"npu": [f"torch_npu>={torch_release},<{next_minor}"], "plot": ["matplotlib"]},
     distclass=PlatformDistribution,
     zip_safe=False,
 )

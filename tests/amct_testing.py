@@ -1,12 +1,11 @@
-"""Test helpers shared by every operator's tests: golden-vector location, bitwise comparison
-in the specs' sense ("identical bits where the expected value is not NaN, NaN exactly where it
-is NaN; payloads are never compared") and a readable report of the first mismatches."""
+"""Test helpers shared by every operator's tests: the golden vectors (``tests/data``), bitwise
+comparison in the formats' sense ("identical bits where the expected value is not NaN, NaN exactly
+where it is NaN; payloads are never compared") and a readable report of the first mismatches."""
 import contextlib
 import functools
 import importlib
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -16,18 +15,13 @@ INT_VIEW = {torch.float16: torch.int16, torch.bfloat16: torch.int16,
             torch.float32: torch.int32, torch.float64: torch.int64}
 
 
-def shared_dir():
-    """The project's ``shared/`` directory: ``$AMCT_SHARED_DIR`` if set, else ``<repo>/../shared``."""
-    env = os.environ.get("AMCT_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared"
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 @functools.lru_cache(maxsize=None)
 def load_vector_file(name):
-    """A parsed golden-vector file of ``shared/vectors``."""
-    with open(shared_dir() / "vectors" / name, encoding="utf-8") as fh:
+    """A parsed golden-vector file of ``tests/data`` (the test data of this repository)."""
+    with open(DATA_DIR / name, encoding="utf-8") as fh:
         return json.load(fh)
 
 

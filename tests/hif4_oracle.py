@@ -27,10 +27,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from amct_testing import INT_VIEW, assert_bits_equal, bitwise_mismatches, load_vector_file, shared_dir, to_tensor  # noqa: F401,E501
+from amct_testing import INT_VIEW, assert_bits_equal, bitwise_mismatches, load_vector_file, to_tensor  # noqa: F401,E501
 
 __all__ = [
-    "shared_dir", "load_vectors", "hexint", "FORMATS", "decode_bits", "round_even",
+    "load_vectors", "hexint", "FORMATS", "decode_bits", "round_even",
     "encode_bits", "E6M2_VALUES", "block_scale", "quantise_block", "pack_block",
     "unpack_block", "fake_quant_blocks", "BlockGen", "BitsMixin",
 ]

@@ -20,10 +20,9 @@ import math
 
 import numpy as np
 
-from amct_testing import INT_VIEW, assert_bits_equal, bitwise_mismatches, load_vector_file, shared_dir, to_tensor  # noqa: F401,E501
+from amct_testing import INT_VIEW, assert_bits_equal, bitwise_mismatches, load_vector_file, to_tensor  # noqa: F401,E501
 
 __all__ = [
-    "shared_dir",
     "load_vectors",
     "Hif8Oracle",
     "oracle",

@@ -1,11 +1,11 @@
-"""The bad-input survey (issue: hardening): one test per cell of the README's "Bad inputs"
-table, op x class (wrong dtype, wrong rank, wrong device, shape mismatch, unsupported
+"""The bad-input survey (issue: hardening): one test per cell of the "Bad inputs" table of
+``docs/errors.md``, op x class (wrong dtype, wrong rank, wrong device, shape mismatch, unsupported
 attribute value, non-finite values, empty, huge).
 
 A cell either raises RuntimeError whose message contains the listed key words (the op, the
 argument, what was expected and what was given), or is accepted input with a defined result,
 checked here against the spec. Every call runs in this process: nothing may crash it.
-``test_readme_table_matches`` keeps the README table and this file in step.
+``test_docs_table_matches`` keeps that table and this file in step.
 """
 import re
 import sys
@@ -65,6 +65,8 @@ def hif8_cells():
     ref = _ref("hifloat8_cast")
     nf16 = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0], dtype=torch.float16)
     nf32 = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0])
+    x16 = torch.tensor([1.0, -2.5, 300.0, 1e-6], dtype=torch.bfloat16)
+    c8 = torch.tensor([0x08, 0x80, 0x6F, 0xEE], dtype=torch.uint8)
     return {
         "encode_to_hifloat8": {
             "wrong dtype": (lambda: encode_to_hifloat8(torch.ones(4)),
@@ -107,6 +109,59 @@ def hif8_cells():
             "empty": (lambda: hifloat8_fake_quant(torch.ones(0)),
                       accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0,), torch.float32)))),
             "huge": (lambda: hifloat8_fake_quant(_huge_view(torch.float32)), raises(TOO_BIG)),
+        },
+        # The out= overloads: out must have the op's output dtype, the input's device, and the
+        # input's shape or no elements (then it is resized).
+        "encode_to_hifloat8.out": {
+            "wrong dtype": (lambda: encode_to_hifloat8(x16, out=torch.empty(4, dtype=torch.int8)),
+                            raises("encode_to_hifloat8", "out dtype", "uint8", "got int8")),
+            "wrong rank": (lambda: encode_to_hifloat8(x16, out=torch.empty(2, 2, dtype=torch.uint8)),
+                           raises("encode_to_hifloat8", "out shape", "[4]", "got [2, 2]")),
+            "wrong device": (lambda: encode_to_hifloat8(x16, out=torch.empty(4, dtype=torch.uint8, device="meta")),
+                             raises("encode_to_hifloat8", "out must be on cpu", "got meta")),
+            "shape mismatch": (lambda: encode_to_hifloat8(x16, out=torch.empty(5, dtype=torch.uint8)),
+                               raises("encode_to_hifloat8", "out shape", "[4]", "got [5]")),
+            "unsupported attribute": NA,
+            "non-finite": (lambda: encode_to_hifloat8(nf16, out=torch.empty(4, dtype=torch.uint8)),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.encode_to_hifloat8_ref(nf16)))),
+            "empty": (lambda: encode_to_hifloat8(x16, out=torch.empty(0, dtype=torch.uint8)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.encode_to_hifloat8_ref(x16)))),
+            "huge": (lambda: encode_to_hifloat8(_huge_view(torch.bfloat16), out=torch.empty(0, dtype=torch.uint8)),
+                     raises(TOO_BIG)),
+        },
+        "decode_from_hifloat8.out": {
+            "wrong dtype": (lambda: decode_from_hifloat8(c8, torch.float32, out=torch.empty(4, dtype=torch.float16)),
+                            raises("decode_from_hifloat8", "out dtype", "float32", "got float16")),
+            "wrong rank": (lambda: decode_from_hifloat8(c8, out=torch.empty(1, 4, dtype=torch.bfloat16)),
+                           raises("decode_from_hifloat8", "out shape", "[4]", "got [1, 4]")),
+            "wrong device": (lambda: decode_from_hifloat8(c8, out=torch.empty(4, dtype=torch.bfloat16, device="meta")),
+                             raises("decode_from_hifloat8", "out must be on cpu", "got meta")),
+            "shape mismatch": (lambda: decode_from_hifloat8(c8, out=torch.empty(3, dtype=torch.bfloat16)),
+                               raises("decode_from_hifloat8", "out shape", "[4]", "got [3]")),
+            "unsupported attribute": (lambda: decode_from_hifloat8(c8, torch.int32, out=torch.empty(4, dtype=torch.int32)),
+                                      raises("decode_from_hifloat8", "dtype", "float16, bfloat16 or float32",
+                                             "got int32")),
+            "non-finite": NA,
+            "empty": (lambda: decode_from_hifloat8(c8, torch.float32, out=torch.empty(0)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.decode_from_hifloat8_ref(c8, torch.float32)))),
+            "huge": (lambda: decode_from_hifloat8(_huge_view(torch.uint8), out=torch.empty(0, dtype=torch.bfloat16)),
+                     raises(TOO_BIG)),
+        },
+        "hifloat8_fake_quant.out": {
+            "wrong dtype": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4, dtype=torch.bfloat16)),
+                            raises("hifloat8_fake_quant", "out dtype", "float32", "got bfloat16")),
+            "wrong rank": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4, 1)),
+                           raises("hifloat8_fake_quant", "out shape", "[4]", "got [4, 1]")),
+            "wrong device": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4, device="meta")),
+                             raises("hifloat8_fake_quant", "out must be on cpu", "got meta")),
+            "shape mismatch": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(8)),
+                               raises("hifloat8_fake_quant", "out shape", "[4]", "got [8]")),
+            "unsupported attribute": NA,
+            "non-finite": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(4)),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat8_fake_quant_ref(nf32)))),
+            "empty": (lambda: hifloat8_fake_quant(nf32, out=torch.empty(0)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat8_fake_quant_ref(nf32)))),
+            "huge": (lambda: hifloat8_fake_quant(_huge_view(torch.float32), out=torch.empty(0)), raises(TOO_BIG)),
         },
     }
 
@@ -274,28 +329,43 @@ def qdq_cells(ref, gen):
 
 def stem_cells():
     from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
-    ref = _ref("stem_indexer")
+    from stem_oracle import sequential_reference
     gen = torch.Generator().manual_seed(6)
-    B, Nq, Nk, qb, kb = 1, 32, 4, 3, 3
+    # One query block against 64 key blocks: row 0 sees 64 blocks, K = 42 (§5), so it is a Top-K
+    # row and every vbias entry of blocks 4..59 is scored.
+    B, Nq, Nk, qb, kb = 1, 32, 4, 1, 64
     qflat = (torch.rand(B, Nq, qb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
     kflat = (torch.rand(B, Nk, kb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
     vbias = torch.rand(B, Nk, kb, generator=gen)
-    ql = torch.tensor([300], dtype=torch.int32)
-    kl = torch.tensor([300], dtype=torch.int32)
+    ql = torch.tensor([128], dtype=torch.int32)
+    kl = torch.tensor([8192], dtype=torch.int32)
     md = npu_stem_indexer_metadata(ql, kl, Nq, Nk)
 
     def run(q=qflat, k=kflat, v=vbias, qlens=ql, klens=kl, **kw):
         return npu_stem_indexer(q, k, v, qlens, klens, metadata=md, **kw)
 
+    # Non-finite biases on candidate blocks, one per kv head: NaN ranks lowest (never chosen),
+    # +inf highest (always chosen), -inf above NaN only (§4.1).
     vnf = vbias.clone()
-    vnf[0, 0, 1] = float("nan")
+    special = {0: (10, float("nan")), 1: (20, float("inf")), 2: (30, float("-inf")), 3: (40, float("nan"))}
+    for n, (j, value) in special.items():
+        vnf[0, n, j] = value
     zero = torch.zeros(1, dtype=torch.int32)
 
     def same_as_reference(t, y, **kw):
-        want = ref.stem_indexer_reference(qflat, kflat, kw.get("v", vbias), kw.get("qlens", ql), kw.get("klens", kl),
-                                          metadata=md)
+        """Bit-exact against the reference's selection of the op's sequential fp32 scores."""
+        want = sequential_reference(qflat, kflat, kw.get("v", vbias), kw.get("qlens", ql), kw.get("klens", kl),
+                                    metadata=md)
         for got, exp in zip(y, want):
             t.assertTrue(torch.equal(got, exp))
+
+    def non_finite_scored(t, y):
+        same_as_reference(t, y, v=vnf)
+        idx, lens = y
+        t.assertTrue(bool((lens == 42 + 8).all()), "row 0 is a Top-K row (K = 42)")
+        for n, (j, value) in special.items():
+            chosen = [bool((idx[0, h, 0] == j).any()) for h in range(n * Nq // Nk, (n + 1) * Nq // Nk)]
+            t.assertEqual(chosen, [value == float("inf")] * (Nq // Nk), f"block {j} with vbias {value}")
 
     return {
         "npu_stem_indexer": {
@@ -307,7 +377,7 @@ def stem_cells():
                                raises("npu_stem_indexer: kflat.size(3) must be 2048", "got 1024")),
             "unsupported attribute": (lambda: run(topk_score_precision=3),
                                       raises("npu_stem_indexer: topk_score_precision must be", "got 3")),
-            "non-finite": (lambda: run(v=vnf), accepted(lambda t, y: same_as_reference(t, y, v=vnf))),
+            "non-finite": (lambda: run(v=vnf), accepted(non_finite_scored)),
             "empty": (lambda: run(qlens=zero, klens=zero),
                       accepted(lambda t, y: same_as_reference(t, y, qlens=zero, klens=zero))),
             "huge": (lambda: run(qlens=torch.tensor([2**31 - 1], dtype=torch.int32)),
@@ -350,6 +420,7 @@ def all_cells():
 @unittest.skipIf(amct_ops is None, "amct_ops is not built")
 class TestBadInputSurvey(unittest.TestCase):
     def test_every_cell(self):
+        missing = [package for package in CELL_BUILDERS if not _has(package)]
         cells = all_cells()
         self.assertTrue(cells)
         for op, row in cells.items():
@@ -369,11 +440,12 @@ class TestBadInputSurvey(unittest.TestCase):
                                             f"{op} / {cls}: none of {options} in {message[:400]!r}")
                     else:
                         detail(self, call())
+        self.assertEqual(missing, [], "operator packages not built: their cells did not run")
 
-    def test_readme_table_matches(self):
-        text = (REPO / "README.md").read_text(encoding="utf-8")
+    def test_docs_table_matches(self):
+        text = (REPO / "docs" / "errors.md").read_text(encoding="utf-8")
         section = text.split("## Bad inputs", 1)
-        self.assertEqual(len(section), 2, "README has no '## Bad inputs' section")
+        self.assertEqual(len(section), 2, "docs/errors.md has no '## Bad inputs' section")
         rows = {}
         for line in section[1].split("\n## ", 1)[0].splitlines():
             cols = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -381,12 +453,12 @@ class TestBadInputSurvey(unittest.TestCase):
                 rows[cols[0].strip("`")] = cols[1:]
         for op, row in all_cells().items():
             with self.subTest(op=op):
-                self.assertIn(op, rows, f"README Bad inputs table has no row for {op}")
+                self.assertIn(op, rows, f"docs/errors.md Bad inputs table has no row for {op}")
                 for cls, cell_text in zip(CLASSES, rows[op]):
                     kind = row[cls][1][0] if row[cls] is not NA else "n/a"
                     want = {"raises": "RuntimeError", "accepted": "ok", "n/a": "—"}[kind]
                     self.assertTrue(cell_text.startswith(want) or (kind == "raises" and re.match("^Runtime", cell_text)),
-                                    f"{op} / {cls}: README says {cell_text!r}, the test expects {want}")
+                                    f"{op} / {cls}: docs/errors.md says {cell_text!r}, the test expects {want}")
 
 
 if __name__ == "__main__":

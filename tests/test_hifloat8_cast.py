@@ -10,6 +10,10 @@ Run from the repository root, after ``bash ops_build.sh``::
     PYTHONPATH=staging python -m unittest tests.test_hifloat8_cast
     PYTHONPATH=staging python -m pytest tests/test_hifloat8_cast.py
 
+On the CPU the ops are native C++; the AscendC kernel runs through the kernel sim as the private
+ops ``_<op>_emulated``, on which the kernel's own properties (launches, core counts, UB sizes) are
+tested here. ``test_hifloat8_native.py`` holds the two to each other bit for bit.
+
 D14 (NPU) runs only where ``amct_ops.npu_available()``.
 """
 
@@ -483,6 +487,20 @@ def _cases():
     return out
 
 
+def _emulated_cases():
+    """(name, call, reference, input dtype) of the AscendC kernel run through the kernel sim (the
+    _<op>_emulated ops): the properties of the kernel itself (launches, tiling) are tested on these."""
+    out = []
+    for dt in (F16, BF16):
+        out.append((f"emulated encode {dt}", OPS._encode_to_hifloat8_emulated, ref.encode_to_hifloat8_ref, dt))
+    for dt in (F16, BF16, F32, None):
+        out.append((f"emulated decode -> {dt}", lambda c, dt=dt: OPS._decode_from_hifloat8_emulated(c, dt),
+                    lambda c, dt=dt: ref.decode_from_hifloat8_ref(c, dt), U8))
+    for dt in (F16, BF16, F32):
+        out.append((f"emulated fake-quant {dt}", OPS._hifloat8_fake_quant_emulated, ref.hifloat8_fake_quant_ref, dt))
+    return out
+
+
 def _make_input(in_dtype, shape, seed=9):
     if in_dtype == U8:
         g = torch.Generator().manual_seed(seed)
@@ -526,7 +544,15 @@ class TestD9Layouts(Base):
                     self._check_one(name, call, expect, v, vname)
 
     def test_empty_inputs_no_launch(self):
+        # The kernel's launch counter is the emulated ops'; the native ops get the same empties
+        # (shape and dtype checked) and never launch the sim at all.
         for name, call, expect, in_dtype in _cases():
+            for empty in (_make_input(in_dtype, (0,)), _make_input(in_dtype, (3, 0, 5))):
+                with self.subTest(op=name, shape=tuple(empty.shape)):
+                    got = call(empty)
+                    self.assertEqual((tuple(got.shape), got.dtype), (tuple(empty.shape), expect(empty).dtype))
+                    self.assertTrue(got.is_contiguous())
+        for name, call, expect, in_dtype in _emulated_cases():
             # A non-empty call does launch (so the unchanged count below is meaningful) ...
             before = _sim.launch_count()
             call(_make_input(in_dtype, (64,)))
@@ -562,7 +588,9 @@ class TestD9Layouts(Base):
 # =============================================================================================
 
 class TestD10Independence(Base):
-    """Identical bits for 1 / default threads, 1, 2 and 7 emulated cores, and a 40 KB UB."""
+    """The AscendC kernel (the _emulated ops): identical bits for 1 / default threads, 1, 2 and 7
+    emulated cores, and a 40 KB UB. (The native ops' independence of threads and SIMD paths is in
+    test_hifloat8_native.py.)"""
 
     N = 300_007  # several tiles per core under every configuration below; odd tails
 
@@ -575,13 +603,13 @@ class TestD10Independence(Base):
         cls.cases = []
         for dt in (F16, BF16):
             x = mixed16(n, dt, seed=12)
-            cls.cases.append((f"encode {dt}", OPS.encode_to_hifloat8, x, ref.encode_to_hifloat8_ref(x)))
-            cls.cases.append((f"fake-quant {dt}", OPS.hifloat8_fake_quant, x,
+            cls.cases.append((f"encode {dt}", OPS._encode_to_hifloat8_emulated, x, ref.encode_to_hifloat8_ref(x)))
+            cls.cases.append((f"fake-quant {dt}", OPS._hifloat8_fake_quant_emulated, x,
                               ref.hifloat8_fake_quant_ref(x)))
         for dt in (F16, BF16, F32):
-            cls.cases.append((f"decode -> {dt}", lambda c, dt=dt: OPS.decode_from_hifloat8(c, dt),
+            cls.cases.append((f"decode -> {dt}", lambda c, dt=dt: OPS._decode_from_hifloat8_emulated(c, dt),
                               codes, ref.decode_from_hifloat8_ref(codes, dt)))
-        cls.cases.append(("fake-quant fp32", OPS.hifloat8_fake_quant, x32,
+        cls.cases.append(("fake-quant fp32", OPS._hifloat8_fake_quant_emulated, x32,
                           ref.hifloat8_fake_quant_ref(x32)))
 
     def _run_all(self, config):
@@ -697,7 +725,7 @@ class TestD11Errors(Base):
     def test_no_launch_on_error(self):
         before = _sim.launch_count()
         with self.assertRaises(RuntimeError):
-            OPS.encode_to_hifloat8(torch.zeros(1000))
+            OPS._encode_to_hifloat8_emulated(torch.zeros(1000))
         self.assertEqual(_sim.launch_count(), before)
 
     def test_ops_still_work_after_errors(self):

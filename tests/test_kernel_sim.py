@@ -606,6 +606,48 @@ class SimSharedStateTest(unittest.TestCase):
         )
 
 
+class SimCostTest(_ProgramTest):
+    """NPU cost model (sim_cost.h): timeline rules with hand-computed cycle counts, off by default,
+    block sampling, and the calibration against upstream's published HiF8 times on 910B3."""
+
+    program = "test_sim_cost"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_timeline_rules(self):
+        self.assertChecks(
+            [
+                "cost_overlap_is_max_not_sum",
+                "cost_barrier_is_sum",
+                "cost_busy_per_pipe",
+                "cost_scalar_read_waits_for_vector_write",
+                "cost_scalar_read_of_other_buffer_does_not_wait",
+                "cost_vector_scales_with_repeats",
+                "cost_dma_scales_with_bytes",
+                "cost_single_buffer_serialises_stages",
+                "cost_double_buffer_overlaps_stages",
+            ]
+        )
+
+    def test_off_by_default_and_sampling(self):
+        self.assertChecks(
+            ["cost_off_by_default_records_nothing", "cost_sampling_runs_first_and_last_block", "cost_estimate_us_from_cycles"]
+        )
+
+    def test_calibration_hif8_910b3(self):
+        self.assertChecks(
+            [
+                "cost_calibration_kernel_values",
+                "cost_calibration_hif8_encode_16M_within_1.5x",
+                "cost_calibration_hif8_decode_16M_within_1.5x",
+                "cost_calibration_hif8_slope_1M_16M_within_1.5x",
+                "cost_calibration_hif8_64K_kernel_under_published_floor",
+                "cost_calibration_scalar_bound_hif8_encode_16M",
+            ]
+        )
+
+
 class SimCastTest(_ProgramTest):
     """Cast: every (pair, mode) implemented, bit-exact against an independent oracle."""
 

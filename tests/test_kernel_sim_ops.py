@@ -26,7 +26,6 @@ Needs g++ (CXX overrides it); the kernel checks also need torch and numpy.
 import atexit
 import concurrent.futures
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -39,11 +38,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_harness import ARCHES, CXX, SIM_DIR, ProgramTestBase, errors_by_line, parse, syntax_only  # noqa: E402
 from sim_harness import run_program as _run_program  # noqa: E402
+from amct_testing import load_vector_file  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC_DIR = Path(__file__).resolve().parent / "sim"
 HIF4_KERNEL_DIR = ROOT / "hifloat4_cast" / "op_kernel"
-VECTORS = ROOT.parent / "shared" / "vectors" / "hif4_vectors.json"
 KERNEL_COMMON_DIR = ROOT / "common" / "op_kernel"  # amct_kernel_common.h, shared by the kernels
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-I", str(KERNEL_COMMON_DIR), "-pthread"]
 WARN_FLAGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
@@ -266,7 +265,6 @@ class Hif4KernelBothArchesTest(unittest.TestCase):
             raise unittest.SkipTest("needs torch and numpy")
         _prebuild()
         cls.exe = {arch: build("test_hif4_kernel", arch, "-O2", (HIF4_KERNEL_DIR,)).result() for arch in ARCHES}
-        cls.vectors = json.loads(VECTORS.read_text())["vectors"] if VECTORS.is_file() else []
 
     # -- running the driver
     def _run(self, arch, mode, dtype_name, blocks, in0, in1=None, cores=8, tile=16):
@@ -320,12 +318,11 @@ class Hif4KernelBothArchesTest(unittest.TestCase):
                                  f"{what} unpack to {out_name}")
 
     def test_golden_vectors(self):
-        if not self.vectors:
-            self.skipTest(f"{VECTORS} not found")
         torch = self.torch
-        self.assertEqual(len(self.vectors), 15)
+        vectors = load_vector_file("hif4_vectors.json")["vectors"]  # a missing file is an error
+        self.assertEqual(len(vectors), 15)
         for arch in ARCHES:
-            for vec in self.vectors:
+            for vec in vectors:
                 with self.subTest(arch=arch, vector=vec["name"]):
                     dtype = getattr(torch, vec["dtype"])
                     width = torch.int32 if dtype == torch.float32 else torch.int16

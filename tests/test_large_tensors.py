@@ -1,9 +1,10 @@
 """64-bit sizes (issue: hardening): one element-wise op of each kernel family handles a tensor
 of more than 2^31 elements, spot-checked against reference.py on slices at the start, across
-element 2^31 and at the end; shapes whose element counts overflow 32 bits never wrap in host
-code or tiling (Meta shapes, the tiling test hooks).
+element 2^31 and at the end, and the StemIndexer scores query rows past element 2^31 of qflat;
+shapes whose element counts overflow 32 bits never wrap in host code or tiling (Meta shapes,
+the tiling test hooks).
 
-The large cases need ~9 GB of free memory and are skipped (with the reason) when
+The large cases need ~6-10 GB of free memory and are skipped (with the reason) when
 /proc/meminfo shows less; ``AMCT_SKIP_LARGE=1`` skips them explicitly. The inputs are a
 random pattern of a length coprime to 2^31 repeated, so the data around element 2^31 differs
 from the data at the start.
@@ -126,6 +127,41 @@ class TestMoreThan2e31Elements(unittest.TestCase):
             want_codes, want_scales = ref(w[r:r + 1])
             assert_bits_equal(self, codes[r:r + 1], want_codes, f"mxfp4_quantize codes row {r}")
             assert_bits_equal(self, scales[r:r + 1], want_scales, f"mxfp4_quantize scales row {r}")
+
+    @unittest.skipUnless(_has("stem_indexer"), "stem_indexer not built")
+    def test_stem_indexer_qflat_past_2e31(self):
+        """qflat of 32 heads x 36864 query blocks x 2048 = 2^31 + 2^28 bf16 elements (4.8 GB),
+        causal against 64 key blocks of 8 kv heads: only the last 64 rows of each head see keys
+        (the last 14, vis 51-64 > K + 8 = 50, are Top-K rows), and those of query heads 28-31 (kv
+        head 7) start past element 2^31. The visible rows equal the exact oracle's selection for
+        the same 64 query rows alone (same p = i + Kb - Qb, vis and P: §4, §5); every other row
+        is empty."""
+        reason = _skip_large(7)
+        if reason:
+            self.skipTest(reason)
+        from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
+        from stem_oracle import sequential_reference, topk_rows
+        nq, nk, qb, kb = 32, 8, 36864, 64
+        gen = torch.Generator().manual_seed(34)
+        pattern = (torch.rand(PATTERN, generator=gen) * 2 - 1).to(torch.bfloat16)
+        qflat = _repeated(pattern, nq * qb * 2048).view(1, nq, qb, 2048)
+        self.assertGreater(qflat.numel(), 1 << 31)
+        self.assertGreater((28 * qb + qb - kb) * 2048, 1 << 31)  # kv head 7's first visible query row
+        kflat = (torch.rand(1, nk, kb, 2048, generator=gen) * 2 - 1).to(torch.bfloat16)
+        vbias = torch.rand(1, nk, kb, generator=gen) * 2 - 1
+        ql = torch.tensor([qb * 128], dtype=torch.int32)
+        kl = torch.tensor([kb * 128], dtype=torch.int32)
+        self.assertEqual(topk_rows([qb * 128], [kb * 128], None, True, 1.0), (14, kb))
+        idx, lens = npu_stem_indexer(qflat, kflat, vbias, ql, kl, metadata=npu_stem_indexer_metadata(ql, kl, nq, nk))
+        self.assertEqual(tuple(idx.shape), (1, nq, qb, kb))
+        tail = qflat[:, :, qb - kb:].contiguous()
+        small = torch.tensor([kb * 128], dtype=torch.int32)
+        want_idx, want_lens = sequential_reference(tail, kflat, vbias, small, kl)
+        assert_bits_equal(self, lens[:, :, qb - kb:], want_lens, "sparse_seq_len of the visible rows")
+        assert_bits_equal(self, idx[:, :, qb - kb:], want_idx, "sparse_indices of the visible rows")
+        self.assertTrue(bool((lens[:, :, :qb - kb] == 0).all()), "rows that see no key block are empty")
+        self.assertTrue(bool((idx[:, :, :qb - kb] == -1).all()))
+        del qflat, tail, idx, lens
 
 
 @unittest.skipIf(amct_ops is None, "amct_ops is not built")

@@ -1,4 +1,5 @@
 """ops_build.sh's command line, and the wheel it made (ARCHITECTURE.md section 5)."""
+import importlib
 import os
 import platform
 import stat
@@ -77,6 +78,25 @@ class CommandLineErrorsTest(unittest.TestCase):
             fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
             env = {"PATH": f"{bindir}:{os.environ['PATH']}"}
             self.assert_fails(["--backend", "cpu"], "unsupported host architecture 'riscv64'", env=env)
+
+
+class EveryOperatorBuiltTest(unittest.TestCase):
+    """The amct_ops under test holds every operator package of the source tree: the other tests
+    skip a package that is not built (with the reason), this one fails."""
+
+    def test_every_operator_package_is_built(self):
+        sources = sorted(d.name for d in ROOT.iterdir()
+                         if d.is_dir() and d.name != "common" and (d / "CMakeLists.txt").is_file())
+        self.assertEqual(sources, ["hifloat4_cast", "hifloat8_cast", "stem_indexer", "svd_quant"])
+        try:
+            import amct_ops
+        except ImportError as exc:
+            self.fail(f"amct_ops is not importable ({exc}): build it with ops_build.sh")
+        self.assertEqual(sorted(amct_ops.OPERATOR_PACKAGES), sources, "operator packages in this build")
+        for package, ops in amct_ops.available_ops().items():
+            declared = importlib.import_module(f"amct_ops.{package}").OPS
+            self.assertTrue(declared, package)
+            self.assertEqual(sorted(ops), sorted(declared), f"{package}: registered torch.ops.amct operators")
 
 
 def staged_packages():

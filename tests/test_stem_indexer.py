@@ -25,6 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stem_cases as sc  # noqa: E402
 from amct_testing import find_op_package, load_source_module, num_threads  # noqa: E402
+from stem_oracle import compare_within_tolerance, sequential_dots, sequential_reference, topk_rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ref = load_source_module("stem_indexer_reference_op", REPO / "stem_indexer" / "python" / "stem_indexer" / "reference.py")
@@ -130,20 +131,37 @@ class AcceptanceTest(unittest.TestCase):
                 assert_same(self, run_op(case, inputs, md), want, f"A34 {case.name}")
 
 
+def run_sequential(case, inputs):
+    """The reference's selection with the CPU op's sequential fp32 scores (tests/stem_oracle.py)."""
+    args, kw = sc.call_kwargs(case, inputs)
+    return sequential_reference(*args, **kw)
+
+
+def assert_reaches_topk(test, case, inputs):
+    """The case has Top-K rows, counted from its lengths by the §5 rule (vis > K + 8)."""
+    qflat, _, _, ql, kl, pt = inputs
+    top, rows = topk_rows(ql.tolist(), kl.tolist(), None if pt is None else pt.tolist(), case.causal,
+                          case.attrs.get("alpha", 1.0), qflat.size(1))
+    test.assertGreater(top, 0, f"{case.name}: no Top-K row among {rows}")
+
+
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class RandomTest(unittest.TestCase):
-    """R1-R5 against the reference with the §8 tolerance, plus the §4 invariants."""
+    """R1-R5: bit-exact against the reference's selection of the sequential fp32 scores (the CPU
+    op's summation order), within the §8 tolerance of the reference itself, plus the §4
+    invariants."""
 
     def test_random_cases(self):
         for case in sc.random_cases():
             with self.subTest(case=case.name):
                 inputs = case.inputs()
+                assert_reaches_topk(self, case, inputs)
                 got = run_op(case, inputs)
-                want = run_ref(case, inputs)
+                assert_same(self, got, run_sequential(case, inputs), f"{case.name} vs sequential scores")
                 qflat, kflat, vbias, ql, kl, pt = inputs
-                ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, num_prompt_tokens=pt,
-                                                 causal=case.causal,
-                                                 topk_score_precision=case.attrs.get("topk_score_precision", 1))
+                compare_within_tolerance(got, run_ref(case, inputs), qflat, kflat, vbias, ql, kl,
+                                         num_prompt_tokens=pt, causal=case.causal,
+                                         topk_score_precision=case.attrs.get("topk_score_precision", 1))
                 self.check_invariants(got)
 
     def check_invariants(self, out):
@@ -162,15 +180,10 @@ class RandomTest(unittest.TestCase):
         for kv, pattern in ((600000, "VA"), (600000, "R"), (1000000, "R")):
             case = sc.Case("long", None, None, causal=True, alpha=0.5)
             inputs = sc.build([1], [kv], pattern=pattern, seed=kv)
-            want = run_ref(case, inputs)
+            want = run_ref(case, inputs) if pattern == "VA" else run_sequential(case, inputs)
             for name, run in RUNNERS.items():
                 with self.subTest(kv=kv, pattern=pattern, runner=name):
-                    got = run(case, inputs)
-                    if pattern == "VA":
-                        assert_same(self, got, want, f"decode kv={kv} {name}")
-                    else:
-                        qflat, kflat, vbias, ql, kl, _ = inputs
-                        ref.compare_stem_indexer_outputs(got, want, qflat, kflat, vbias, ql, kl, causal=True)
+                    assert_same(self, run(case, inputs), want, f"decode kv={kv} {name}")
 
     def test_special_scores_nan_inf(self):
         """NaN lowest, -inf above it, +inf highest, ties to the smaller index (§4.1).
@@ -200,18 +213,6 @@ class RandomTest(unittest.TestCase):
         inputs = (qflat, kflat, vbias, ql, kl, None)
         for name, run in RUNNERS.items():
             assert_same(self, run(case, inputs), run_ref(case, inputs), f"all-NaN row {name}")
-
-
-def sequential_dots(queries, keys):
-    """Independent oracle of the CPU score kernel: per (row, key), the running fp32 sum over d in
-    order of the products (each exact in fp32: two bf16 significands; no overflow or underflow
-    in the tests' values), with numpy's sequential accumulate."""
-    import numpy as np
-    q = queries.float().reshape(-1, queries.size(-1)).numpy()
-    k = keys.float().numpy()
-    with np.errstate(invalid="ignore"):  # inf - inf in the special-value tests
-        products = q[:, None, :] * k[None, :, :]
-        return torch.from_numpy(np.add.accumulate(products, axis=-1, dtype=np.float32)[..., -1].copy())
 
 
 def fp32_bits_equal(test, got, want, what):
@@ -399,12 +400,10 @@ class EmulatedKernelTest(unittest.TestCase):
                 inputs = sc.build([128], [8192], Nq=Nq, Nk=Nk, prompt=[25600], pattern="VA")
                 assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"A32 {Nq}/{Nk}")
 
-    def test_r1_within_the_reference_tolerance(self):
+    def test_r1_exact_against_sequential_scores(self):
         case = sc.random_cases()[0]
         inputs = case.inputs()
-        qflat, kflat, vbias, ql, kl, pt = inputs
-        ref.compare_stem_indexer_outputs(run_emulated(case, inputs), run_ref(case, inputs), qflat, kflat, vbias, ql,
-                                         kl, num_prompt_tokens=pt, causal=case.causal)
+        assert_same(self, run_emulated(case, inputs), run_sequential(case, inputs), "R1 emulated vs sequential scores")
 
     def test_bad_inputs_fail_like_the_op(self):
         qflat, kflat, vbias, ql, kl, _ = base_inputs()
@@ -441,9 +440,10 @@ def check_section_4_invariants(test, out, q_len, kv_len, causal):
 class SpecPerformanceCaseTest(unittest.TestCase):
     """§13.4 performance case (§7.1): B=1, Nq=32, Nk=4, q = kv = 131072, alpha 0.5, random
     inputs, causal and non-causal. Every row satisfies the §4 invariants, and whole heads (1024
-    rows each, one per kv head) pass the reference's exact=False comparison. The spec's time limits
-    (5 s causal, 10 s non-causal) are asserted only with AMCT_PERF_TESTS=1 (no timed tests by
-    default); the benchmark reports the times."""
+    rows each, one per kv head) pass the reference's exact=False comparison, its ratio taken over
+    the non-forced indices (the exact oracle of the sequential sum is too slow at this size). The
+    spec's time limits (5 s causal, 10 s non-causal) are asserted only with AMCT_PERF_TESTS=1 (no
+    timed tests by default); the benchmark reports the times."""
 
     TOKENS = 131072
     HEADS = (0, 13, 18, 31)  # one query head of each kv head (G = 8)
@@ -467,7 +467,7 @@ class SpecPerformanceCaseTest(unittest.TestCase):
             q1, k1, v1 = qflat[:, h:h + 1], kflat[:, n:n + 1], vbias[:, n:n + 1]
             want = ref.stem_indexer_reference(q1, k1, v1, ql, kl, causal=causal, alpha=0.5)
             got = (out[0][:, h:h + 1], out[1][:, h:h + 1])
-            ref.compare_stem_indexer_outputs(got, want, q1, k1, v1, ql, kl, causal=causal)
+            compare_within_tolerance(got, want, q1, k1, v1, ql, kl, causal=causal)
         if os.environ.get("AMCT_PERF_TESTS") == "1":
             self.assertLessEqual(seconds, limit_s, f"128K {'causal' if causal else 'non-causal'} took {seconds:.2f} s")
 

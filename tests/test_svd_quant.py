@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mxfp4_oracle as oracle  # noqa: E402
-from amct_testing import assert_bits_equal, find_op_package, load_source_module  # noqa: E402
+from amct_testing import assert_bits_equal, bitwise_mismatches, find_op_package, load_source_module  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ref = load_source_module("svd_quant_reference_src", REPO / "svd_quant" / "python" / "svd_quant" / "reference.py")
@@ -473,13 +473,95 @@ def exact_fp4(x, codes, scales):
     return ref.bf16_rne(total)
 
 
+def _gamma(n):
+    """Higham's gamma_n for fp32: any order of an n-term fp32 sum errs by <= gamma_(n-1) sum |terms|."""
+    u = 2.0 ** -24
+    return n * u / (1 - n * u)
+
+
+def pinned_bounds(x, codes, scales, down, up):
+    """Elementwise [lo, hi] (bf16) that ``bf16(bf16(bf16(X D) U) + F)`` must lie in whatever the
+    fp32 summation order of X D and of the U product, F the FP4 branch (exact: the float64
+    reference with down = up = 0). Rounding is monotone, so each rounding point maps an interval
+    to an interval: X D within gamma_K sum |x d| of its float64 value, rounded to bf16 at both
+    ends; the U product over those intervals, widened by gamma_R; bf16; plus F; bf16. Where no
+    bf16 rounding boundary lies within the fp32 error bound, lo == hi: the rounding points are
+    pinned exactly (every element for K <= 128; the worst-case bound widens with K)."""
+    k = x.shape[-1]
+    xm = x.reshape(-1, k).double()
+    d, u = down.double(), up.double()
+    xd = xm @ d
+    err = _gamma(k) * (xm.abs() @ d.abs())
+    lo, hi = ref.bf16_rne(xd - err).double(), ref.bf16_rne(xd + err).double()
+    up_pos, up_neg = u.clamp(min=0), u.clamp(max=0)
+    low_min, low_max = lo @ up_pos + hi @ up_neg, hi @ up_pos + lo @ up_neg
+    err2 = _gamma(u.shape[0]) * (torch.maximum(lo.abs(), hi.abs()) @ u.abs())
+    zd, zu = torch.zeros_like(down), torch.zeros_like(up)
+    fp4 = ref.svd_quant_ref(x, codes, scales, zd, zu).reshape(-1, up.shape[1]).double()
+    out_lo = ref.bf16_rne(ref.bf16_rne(low_min - err2).double() + fp4)
+    out_hi = ref.bf16_rne(ref.bf16_rne(low_max + err2).double() + fp4)
+    shape = tuple(x.shape[:-1]) + (up.shape[1],)
+    return out_lo.reshape(shape), out_hi.reshape(shape)
+
+
+MAX_GOLDEN_FLIPS = 2.0 ** -12  # fraction of elements that may differ from the float64 golden
+
+
+def pinned_check(case, out, x, codes, scales, down, up, what=""):
+    """The A7 golden criteria; ``out`` within ``pinned_bounds`` elementwise (finite inputs); and
+    ``out`` bit-identical to the float64 golden but for at most MAX_GOLDEN_FLIPS of the elements:
+    a difference needs a bf16 rounding boundary within the actual fp32 error of X D (about
+    sqrt(K) 2^-24 relative against a 2^-8 spacing; 1 of 360,448 elements at K = 2048), where a
+    dropped or misplaced rounding point changes most elements."""
+    golden = ref.svd_quant_ref(x, codes, scales, down, up)
+    golden_check(case, out, golden, what)
+    flips = float(bitwise_mismatches(out, golden).double().mean()) if out.numel() else 0.0
+    case.assertLessEqual(flips, MAX_GOLDEN_FLIPS, f"{what}: fraction of elements differing from the golden")
+    lo, hi = pinned_bounds(x, codes, scales, down, up)
+    a, lo, hi = out.double(), lo.double(), hi.double()
+    outside = ~((lo <= a) & (a <= hi))
+    if bool(outside.any()):
+        at = tuple(outside.nonzero()[0].tolist())
+        case.fail(f"{what}: {int(outside.sum())} of {a.numel()} outside the pinned bounds; first at {at}: "
+                  f"{float(a[at])} not in [{float(lo[at])}, {float(hi[at])}]")
+
+
+def integer_inputs(shape, n, r, seed):
+    """Integer activation, down and up (|v| <= 16) and MXFP4 weights: every fp32 sum of X D and
+    of the U product is exact in any order (checked), so the op is bit-exact with reference.py,
+    and X D has up to 15 significant bits, so its bf16 rounding changes the result."""
+    g = torch.Generator().manual_seed(seed)
+    k = shape[-1]
+    x = torch.randint(-16, 17, shape, generator=g).to(BF16)
+    codes, scales = ref.mxfp4_quantize_ref(torch.randn(n, k, generator=g), "round")
+    down = torch.randint(-16, 17, (k, r), generator=g).to(BF16)
+    up = torch.randint(-16, 17, (r, n), generator=g).to(BF16)
+    xd = ref.bf16_rne(x.reshape(-1, k).double() @ down.double()).double()
+    assert float((x.reshape(-1, k).double().abs() @ down.double().abs()).max()) < 2 ** 24
+    assert float((xd.abs() @ up.double().abs()).max()) < 2 ** 24
+    return x, codes, scales, down, up
+
+
 @requires_op
 class TestSvdQuant(unittest.TestCase):
     def test_basic(self):  # C10
         x, c, s, d, u = svd_inputs((2, 3, 64), 16, 8)
         out = sq.svd_quant(x, c, s, d, u)
         self.assertEqual((tuple(out.shape), out.dtype), ((2, 3, 16), BF16))
-        golden_check(self, out, ref.svd_quant_ref(x, c, s, d, u))
+        pinned_check(self, out, x, c, s, d, u)
+
+    def test_rounding_points_exact_on_integer_data(self):
+        """With every sum exact in fp32, the op equals the float64 reference bit for bit: the
+        roundings bf16(X D), bf16(. U), bf16(FP4) and the final bf16 sit where A5 puts them."""
+        for shape, n, r in (((5, 96), 24, 8), ((2, 7, 256), 40, 16), ((33, 1024), 64, 32)):
+            with self.subTest(shape=shape, n=n, r=r):
+                x, c, s, d, u = integer_inputs(shape, n, r, seed=11 + r)
+                want = ref.svd_quant_ref(x, c, s, d, u)
+                unrounded = ref.bf16_rne(ref.bf16_rne((x.reshape(-1, shape[-1]).double() @ d.double()) @ u.double())
+                                         .double() + ref.svd_quant_ref(x, c, s, 0 * d, 0 * u)
+                                         .reshape(-1, n).double()).reshape(want.shape)
+                self.assertFalse(torch.equal(unrounded, want), "the data distinguishes a dropped X D rounding")
+                assert_bits_equal(self, sq.svd_quant(x, c, s, d, u), want, f"integer data {shape}")
 
     def test_rounding_points(self):  # C11
         x = torch.zeros(1, 64, dtype=BF16)
@@ -504,9 +586,11 @@ class TestSvdQuant(unittest.TestCase):
                 x, c, s, d, u = svd_inputs(shape, n, 4, seed=12)
                 d, u = torch.zeros_like(d), torch.zeros_like(u)
                 out = sq.svd_quant(x, c, s, d, u)
-                ulp_check(self, out, ref.svd_quant_ref(x, c, s, d, u), "vs golden")
+                # N(0, 1) data, K <= 4096: the fp32 accumulation is exact (A7), so the FP4 branch is
+                # bit-identical to the float64 golden and to bf16 of the exact sum.
+                assert_bits_equal(self, out, ref.svd_quant_ref(x, c, s, d, u), "vs golden")
                 if shape[-1] <= 160:
-                    ulp_check(self, out.reshape(-1, n), exact_fp4(x, c, s), "vs exact sum")
+                    assert_bits_equal(self, out.reshape(-1, n), exact_fp4(x, c, s), "vs exact sum")
 
     def test_issue_shapes_and_ranks(self):  # the issue's bar, C13, C14
         shapes = [(1, 64, 32, 1), (7, 96, 40, 32), (128, 2048, 2816, 32), (33, 4096, 512, 128),
@@ -518,7 +602,7 @@ class TestSvdQuant(unittest.TestCase):
                     x, c, s, d, u = svd_inputs(shape, n, r, seed=14 + i)
                     out = sq.svd_quant(x, c, s, d, u)
                     self.assertEqual(tuple(out.shape), tuple(shape[:-1]) + (n,))
-                    golden_check(self, out, ref.svd_quant_ref(x, c, s, d, u), str(shape))
+                    pinned_check(self, out, x, c, s, d, u, str(shape))
 
     def test_batch_independence(self):  # C14
         x, c, s, d, u = svd_inputs((2, 2, 5, 96), 24, 8, seed=15)
@@ -668,6 +752,33 @@ class TestDecomposeAndLinear(unittest.TestCase):
         unsmoothed_err, _ = self.errors(plain_layer, linear, x)
         print(f"\nC26 relative error: smoothed {smooth_err:.4f}, unsmoothed {unsmoothed_err:.4f}")
         self.assertLessEqual(smooth_err, 0.03)
+        self.assertLess(smooth_err, 0.75 * unsmoothed_err, "smoothing helps (typical 0.010-0.013 vs 0.020-0.031)")
+
+    def test_forward_is_the_documented_composition(self):
+        """forward(x) bit for bit: bf16(float32(x) / smooth) (or bf16(x)), svd_quant on the rows
+        of the buffers decompose() made, + bias in float32, x's dtype and leading shape."""
+        g = torch.Generator().manual_seed(28)
+        w = torch.randn(48, 128, generator=g)
+        lam = torch.rand(128, generator=g) + 0.5
+        for smooth in (None, lam):
+            for bias in (True, False):
+                linear = torch.nn.Linear(128, 48, bias=bias)
+                with torch.no_grad():
+                    linear.weight.copy_(w)
+                layer = sq.SVDQuantLinear.from_linear(linear, rank=8, smooth=smooth)
+                parts = sq.decompose(w, 8, smooth)
+                for name, want in zip(("w_codes", "w_scales", "down", "up"), parts):
+                    assert_bits_equal(self, getattr(layer, name), want, name)
+                for dtype in (F32, BF16, F16):
+                    for shape in ((128,), (2, 3, 128)):
+                        with self.subTest(smooth=smooth is not None, bias=bias, dtype=dtype, shape=shape):
+                            x = (torch.randn(shape, generator=g) * 3).to(dtype)
+                            xs = x.to(BF16) if smooth is None else (x.float() / lam).to(BF16)
+                            y = torch.ops.amct.svd_quant(xs.reshape(-1, 128), *parts)
+                            if bias:
+                                y = y.float() + linear.bias.detach().float()
+                            want = y.to(dtype).reshape(shape[:-1] + (48,))
+                            assert_bits_equal(self, layer(x), want, "forward")
 
     def test_module(self):  # C27
         torch.manual_seed(27)

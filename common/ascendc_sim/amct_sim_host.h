@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace amct_sim {
 
@@ -33,6 +34,23 @@ struct GmRegion {
 struct PlatformFacts {
   uint32_t aivCores;
   uint64_t ubBytes;
+};
+
+// One kernel launch estimated by the NPU cost model (sim_cost.h): the slowest block's cycles and
+// its busy cycles per pipe (S, V, MTE2, MTE3, MTE1, M, FIX). An estimate, never a measurement.
+struct CostRecord {
+  char kernel[96];
+  int32_t tableArch;  // arch of the cost table used (2201 or 3510)
+  int32_t buildArch;  // __NPU_ARCH__ the kernel was compiled for
+  uint32_t blockDim;
+  uint32_t blocksRun;  // blocks emulated (all, or a sample)
+  uint32_t slowestBlock;
+  double slowestCycles;
+  double busy[8];
+  uint64_t ops[8];
+  double clockGHz;
+  double launchUs;
+  double estimateUs;  // launchUs + slowestCycles / clock
 };
 
 }  // namespace amct_sim
@@ -57,6 +75,16 @@ void amct_sim_state_gm_pop(void);
 size_t amct_sim_state_gm_snapshot(amct_sim::GmRegion* out, size_t cap);
 // Returns 1 the first time it is called with a given key (0..63) in the process, else 0.
 int amct_sim_state_first_time(int key);
+// NPU cost model switch: tableArch 0 = off (the default), else 2201 or 3510 (the cost table);
+// sampleBlocks 0 = emulate every block, else only about that many (the first, the last and
+// evenly spaced ones; the others are skipped, their output is not written).
+void amct_sim_state_cost_set(int tableArch, uint32_t sampleBlocks);
+int amct_sim_state_cost_get(uint32_t* sampleBlocks);
+// Appends one launch record; count says how many are recorded; take copies min(cap, n) of them
+// into out (if not null), clears them all and returns n.
+void amct_sim_state_cost_record(const amct_sim::CostRecord* record);
+size_t amct_sim_state_cost_count(void);
+size_t amct_sim_state_cost_take(amct_sim::CostRecord* out, size_t cap);
 }
 
 namespace amct_sim {
@@ -93,5 +121,20 @@ inline uint64_t LaunchCount() { return amct_sim_state_launch_count(); }
 
 // The arch's documented usable UB (196608 on dav-2201, 253952 on dav-3510).
 inline uint64_t ArchUbBytes() { return amct_sim_state_arch_ub_bytes(); }
+
+// NPU cost model: from CostStart on, every launch records an estimate (with the cost table of
+// tableArch, 2201 or 3510) until CostStop, which switches it off and returns the records. Off by
+// default: a normal run pays one flag read per launch.
+inline void CostStart(int tableArch, uint32_t sampleBlocks) {
+  amct_sim_state_cost_take(nullptr, 0);
+  amct_sim_state_cost_set(tableArch, sampleBlocks);
+}
+
+inline std::vector<CostRecord> CostStop() {
+  amct_sim_state_cost_set(0, 0);
+  std::vector<CostRecord> records(amct_sim_state_cost_count() + 16);
+  records.resize(amct_sim_state_cost_take(records.data(), records.size()));
+  return records;
+}
 
 }  // namespace amct_sim

@@ -154,4 +154,41 @@ int amct_sim_state_first_time(int key) {
   return (old & bit) ? 0 : 1;
 }
 
+// ---- NPU cost model: the switch and the launch records (sim_cost.h) ---------------------------
+namespace {
+std::atomic<int> g_costArch{0};
+std::atomic<uint32_t> g_costSample{0};
+std::mutex g_costMutex;
+std::vector<amct_sim::CostRecord> g_costRecords;
+}  // namespace
+
+void amct_sim_state_cost_set(int tableArch, uint32_t sampleBlocks) {
+  g_costSample.store(sampleBlocks, std::memory_order_relaxed);
+  g_costArch.store(tableArch, std::memory_order_release);
+}
+
+int amct_sim_state_cost_get(uint32_t* sampleBlocks) {
+  const int arch = g_costArch.load(std::memory_order_acquire);
+  if (sampleBlocks != nullptr) *sampleBlocks = g_costSample.load(std::memory_order_relaxed);
+  return arch;
+}
+
+void amct_sim_state_cost_record(const amct_sim::CostRecord* record) {
+  std::lock_guard<std::mutex> lock(g_costMutex);
+  g_costRecords.push_back(*record);
+}
+
+size_t amct_sim_state_cost_count(void) {
+  std::lock_guard<std::mutex> lock(g_costMutex);
+  return g_costRecords.size();
+}
+
+size_t amct_sim_state_cost_take(amct_sim::CostRecord* out, size_t cap) {
+  std::lock_guard<std::mutex> lock(g_costMutex);
+  const size_t n = g_costRecords.size();
+  for (size_t i = 0; out != nullptr && i < n && i < cap; ++i) out[i] = g_costRecords[i];
+  g_costRecords.clear();
+  return n;
+}
+
 }  // extern "C"

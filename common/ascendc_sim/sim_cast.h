@@ -332,6 +332,8 @@ inline void CastImpl(Opnd d, Opnd s, AscendC::RoundMode roundMode, uint32_t coun
   CheckOpnd(c, kApi, s);
   CheckOverlap(kApi, d, s);
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(kApi, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U),
+                                     std::max(d.usedBytes, s.usedBytes)));
   UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(s.usedBytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);
   AMCT_SIM_BARRIER();

@@ -119,6 +119,7 @@ inline void CompareImpl(const char* api, Opnd d, Opnd a, const Opnd* b, T scalar
     CheckOverlap(api, d, bb);
   }
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(api, sizeof(T), bytes));
   UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), api);
   if (b != nullptr) UbRead(c, kPipeV, seq, bb.off, static_cast<uint32_t>(bytes), api);
   UbWrite(c, kPipeV, seq, d.off, count / 8, api);
@@ -183,6 +184,7 @@ inline void SelectImpl(Opnd d, Opnd m, Opnd a, const Opnd* b, T scalar, AscendC:
     CheckOverlap(kApi, d, bb);
   }
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(kApi, sizeof(T), bytes));
   UbRead(c, kPipeV, seq, m.off, static_cast<uint32_t>(maskBytes), kApi);
   UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), kApi);
   if (b != nullptr) UbRead(c, kPipeV, seq, bb.off, static_cast<uint32_t>(bytes), kApi);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "amct_sim_host.h"
+#include "sim_cost.h"
 #include "sim_types.h"
 
 namespace amct_sim {
@@ -22,6 +23,9 @@ namespace detail {
 // ---- pipes and events ----------------------------------------------------------------------
 enum Pipe : uint8_t { kPipeS = 0, kPipeV = 1, kPipeMte2 = 2, kPipeMte3 = 3 };
 constexpr int kPipes = 4;
+static_assert(int{kPipeS} == cost::kS && int{kPipeV} == cost::kV && int{kPipeMte2} == cost::kMte2 &&
+                  int{kPipeMte3} == cost::kMte3,
+              "the cost model numbers the vector-core pipes as the hazard model does");
 constexpr uint32_t kHolds = 0xFFFFFFFFu;  // "this ordering always holds"
 constexpr int kEventIds = 8;
 constexpr int kHardEvents = static_cast<int>(AscendC::HardEvent::MAX);
@@ -186,6 +190,7 @@ struct LaunchShared {
   bool checkSync = true;
   bool checkRaces = true;
   std::vector<RegionInfo> regions;
+  CostLaunch* cost = nullptr;  // NPU cost model of this launch (sim_cost.h), null when off
 };
 
 struct BlockOutcome {
@@ -265,6 +270,7 @@ struct BlockCtx {
   size_t gmPruneAt = 64;
 
   std::unique_ptr<uint8_t, void (*)(void*)> arena{nullptr, std::free};
+  CostBlock* cost = nullptr;  // this block's NPU cost timeline (sim_cost.h), null when off
 };
 
 inline thread_local BlockCtx* t_ctx = nullptr;
@@ -383,6 +389,7 @@ inline std::string SyncHint(int producer, int consumer) {
 
 // Pipe q (V or MTE3) reads UB bytes [off, off + bytes) in its op `seq`.
 inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
+  AMCT_SIM_COST(c->cost, Stamp(q, off, bytes, false));
   if (!c->checkSync || bytes == 0) return;
   const uint32_t b0 = off >> 5;
   const uint32_t b1 = (off + bytes + 31) >> 5;
@@ -408,6 +415,7 @@ inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t byt
 
 // Pipe q (V or MTE2) writes UB bytes [off, off + bytes) in its op `seq`.
 inline void UbWrite(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
+  AMCT_SIM_COST(c->cost, Stamp(q, off, bytes, true));
   if (!c->checkSync || bytes == 0) return;
   const uint32_t b0 = off >> 5;
   const uint32_t b1 = (off + bytes + 31) >> 5;

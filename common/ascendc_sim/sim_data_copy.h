@@ -147,6 +147,7 @@ inline void DmaGmToUb(BlockCtx* c, const char* api, Opnd& dst, const GmOpnd& src
   GmCheckExtent(api, lo, hi, src.extLo, src.extHi);
   const RegionInfo* region = GmFindRegion(c, api, lo, hi, false);
   const uint32_t seq = BeginOp(c, kPipeMte2);
+  AMCT_SIM_COST(c->cost, Dma(kPipeMte2, rows, rowBytes));
   for (uint32_t i = 0; i < rows; ++i) UbWrite(c, kPipeMte2, seq, static_cast<uint32_t>(dst.off + i * ubPitch),
                                               static_cast<uint32_t>(ubSlot), api);
   GmDmaAccess(c, region, kPipeMte2, seq, lo, rowBytes, gmPitch, rows, api);
@@ -180,6 +181,7 @@ inline void DmaUbToGm(BlockCtx* c, const char* api, const GmOpnd& dst, Opnd& src
   GmCheckExtent(api, lo, hi, dst.extLo, dst.extHi);
   const RegionInfo* region = GmFindRegion(c, api, lo, hi, true);
   const uint32_t seq = BeginOp(c, kPipeMte3);
+  AMCT_SIM_COST(c->cost, Dma(kPipeMte3, rows, rowBytes));
   for (uint32_t i = 0; i < rows; ++i) UbRead(c, kPipeMte3, seq, static_cast<uint32_t>(src.off + i * ubPitch),
                                              static_cast<uint32_t>(rowBytes), api);
   GmDmaAccess(c, region, kPipeMte3, seq, lo, rowBytes, gmPitch, rows, api);
@@ -323,6 +325,7 @@ __aicore__ AMCT_SIM_INLINE void DataCopy(const LocalTensor<T>& dst, const LocalT
   CheckOpnd(c, kApi, s);
   CheckOverlap(kApi, d, s);
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(kApi, sizeof(T), bytes));
   UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(bytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), kApi);
   AMCT_SIM_BARRIER();

@@ -96,6 +96,7 @@ inline void BrcbImpl(Opnd d, Opnd s, uint8_t repeatTime, const AscendC::BrcbRepe
   CheckDisjoint(kApi, d, s);
   if (R == 0) return;
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, Vector(kApi, sizeof(T), R));
   UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(s.usedBytes), kApi);
   UbWriteShape(c, seq, d, ds, kApi);
   AMCT_SIM_BARRIER();
@@ -184,6 +185,7 @@ inline void GatherImpl(Opnd d, Opnd s, Opnd o, uint32_t srcBaseAddr, uint32_t co
   CheckDisjoint(kApi, d, sr);
   CheckDisjoint(kApi, d, o);
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(kApi, 4, static_cast<uint64_t>(count) * 4));
   UbRead(c, kPipeV, seq, o.off, count * 4, kApi);
   UbRead(c, kPipeV, seq, sr.off, static_cast<uint32_t>(sr.usedBytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, count * sz, kApi);
@@ -266,6 +268,7 @@ inline void GatherMaskImpl(Opnd d, Opnd s, const Opnd* pat, uint8_t builtin, boo
   rsvdCnt = static_cast<uint64_t>(kept) * R;
   if (R == 0 || kept == 0) return;
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, Vector(kApi, sizeof(T), R));
   if (pat != nullptr) UbRead(c, kPipeV, seq, pp.off, E / 8, kApi);
   UbReadShape(c, seq, s, ss, kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);

@@ -127,11 +127,14 @@ inline void EndBlockChecks(BlockCtx* c) {
 template <class F>
 inline void RunBlock(const LaunchShared& sh, uint32_t idx, BlockOutcome& out, F& fn) noexcept {
   BlockCtx* c = nullptr;
+  if (sh.cost != nullptr && !sh.cost->Runs(idx)) return;  // cost model sampling a few blocks
   try {
     c = ThreadCtx(sh.arenaBytes);
     BeginBlock(c, sh, idx, &out);
+    if (sh.cost != nullptr) t_cost = c->cost = sh.cost->Begin(c->ub);
     fn();
     EndBlockChecks(c);
+    if (c->cost != nullptr) sh.cost->End(idx, *c->cost);
   } catch (const SimError& e) {
     out.failed = true;
     out.error = e.what();
@@ -142,7 +145,9 @@ inline void RunBlock(const LaunchShared& sh, uint32_t idx, BlockOutcome& out, F&
     out.failed = true;
     out.error = ErrorPrefix("") + "uncaught non-standard exception in the kernel";
   }
+  t_cost = nullptr;
   if (c != nullptr) {
+    c->cost = nullptr;
     c->pipe = nullptr;
     c->launch = nullptr;
     c->outcome = nullptr;
@@ -278,6 +283,8 @@ void Launch(const char* kernel, uint32_t blockDim, F&& runOneBlock) {
   amct_sim_state_note_launch();
   LaunchShared sh;
   SetUpLaunch(sh, kernel, blockDim);
+  const std::unique_ptr<CostLaunch> cost = CostLaunch::ForLaunch(sh.kernel, blockDim, sh.arenaBytes);
+  sh.cost = cost.get();
   const bool serial = EnvIntIn("AMCT_SIM_SERIAL", 0, 0, 1) != 0;
   std::vector<BlockOutcome> outs(blockDim);
   if (serial) {
@@ -320,6 +327,7 @@ void Launch(const char* kernel, uint32_t blockDim, F&& runOneBlock) {
     if (o.failed) throw SimError(o.error);
   }
   if (sh.checkRaces) RaceCheck(sh, outs);
+  if (cost) cost->Finish();
 }
 
 }  // namespace amct_sim

@@ -81,6 +81,7 @@ class LocalTensor {
   // Scalar pipe: one bounds compare and one load/store, no hazard bookkeeping (S pairs hold).
   __aicore__ inline T GetValue(const uint32_t index) const {
     if (__builtin_expect(index >= size_, 0)) amct_sim::detail::IndexFail("LocalTensor::GetValue", index, size_);
+    AMCT_SIM_COST(amct_sim::detail::t_cost, ScalarUb(ptr_ + static_cast<size_t>(index) * sizeof(T), false));
     T value;
     std::memcpy(&value, ptr_ + static_cast<size_t>(index) * sizeof(T), sizeof(T));
     return value;
@@ -88,6 +89,7 @@ class LocalTensor {
   template <typename S>
   __aicore__ inline void SetValue(const uint32_t index, const S value) const {
     if (__builtin_expect(index >= size_, 0)) amct_sim::detail::IndexFail("LocalTensor::SetValue", index, size_);
+    AMCT_SIM_COST(amct_sim::detail::t_cost, ScalarUb(ptr_ + static_cast<size_t>(index) * sizeof(T), true));
     const T converted = static_cast<T>(value);
     std::memcpy(ptr_ + static_cast<size_t>(index) * sizeof(T), &converted, sizeof(T));
   }
@@ -170,6 +172,7 @@ class GlobalTensor {
     amct_sim::detail::GmCheckExtent(kApi, lo, hi, extLo_, extHi_);
     const amct_sim::detail::RegionInfo* r = amct_sim::detail::GmFindRegion(c, kApi, lo, hi, false);
     if (r->tracked) amct_sim::detail::AddInterval(c->outcome->log.scalarReads, lo, hi);
+    AMCT_SIM_COST(c->cost, ScalarGm());
     T value;
     std::memcpy(&value, reinterpret_cast<const void*>(lo), sizeof(T));
     return value;
@@ -469,6 +472,7 @@ inline void QueBase::EnQueRaw(AscendC::TPosition pos, int32_t bufId, uint32_t ge
   b.viewOffset = static_cast<uint32_t>(ptr - c->ub);
   b.viewBytes = static_cast<uint32_t>(bytes);
   b.enq = TakeSnap(c, QueueProducer(pos));  // MTE2->V (VECIN) or V->MTE3 (VECOUT): count at EnQue
+  AMCT_SIM_COST(c->cost, EnQue(QueueProducer(pos), b.bufId));
   q.queued.push_back(i);
 }
 
@@ -486,6 +490,7 @@ inline void QueBase::FreeRaw(AscendC::TPosition pos, int32_t bufId, uint32_t gen
   b.state = kQbIdle;
   ++c->bufGen[static_cast<size_t>(b.bufId)];  // every handle of the block is now stale
   b.freed = TakeSnap(c, QueueConsumer(pos));  // V->MTE2 (VECIN) or MTE3->V (VECOUT): count at Free
+  AMCT_SIM_COST(c->cost, Free(QueueConsumer(pos), b.bufId));
   q.idle.push_back(i);
 }
 
@@ -681,6 +686,7 @@ inline LocalTensor<T> TQue<pos, depth, mask>::AllocTensor() {
   QueueBlockRec& b = q.blocks[static_cast<size_t>(i)];
   b.state = kQbAllocated;
   MergeSnap(c, QueueProducer(pos), b.freed);  // V->MTE2 (VECIN) or MTE3->V (VECOUT): count at Free
+  AMCT_SIM_COST(c->cost, Alloc(QueueProducer(pos), b.bufId));
   b.freed.valid = false;
   return TensorAccess::Make<T>(c->ub + b.offset, static_cast<uint32_t>(b.bytes / sizeof(T)), b.bufId,
                                c->bufGen[static_cast<size_t>(b.bufId)], static_cast<uint8_t>(pos));
@@ -699,6 +705,7 @@ inline LocalTensor<T> TQue<pos, depth, mask>::DeQue() {
   QueueBlockRec& b = q.blocks[static_cast<size_t>(i)];
   b.state = kQbDequeued;
   MergeSnap(c, QueueConsumer(pos), b.enq);
+  AMCT_SIM_COST(c->cost, DeQue(QueueConsumer(pos), b.bufId));
   b.enq.valid = false;
   return TensorAccess::Make<T>(c->ub + b.viewOffset, static_cast<uint32_t>(b.viewBytes / sizeof(T)), b.bufId,
                                c->bufGen[static_cast<size_t>(b.bufId)], static_cast<uint8_t>(pos));

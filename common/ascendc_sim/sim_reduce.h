@@ -161,6 +161,7 @@ inline void BlockReduceImpl(RedKind k, Opnd d, Opnd s, int32_t repeatTime, const
   CheckDisjoint(api, d, s);
   if (R == 0) return;
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, Vector(api, sz, R));
   UbReadShape(c, seq, s, ss, api);
   UbWriteShape(c, seq, d, ds, api);
   AMCT_SIM_BARRIER();
@@ -372,6 +373,7 @@ inline void WholeReduceImpl(RedKind k, Opnd d, Opnd s, const LaneMask& m, int32_
   CheckDisjoint(api, d, s);
   if (R == 0) return;
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, Vector(api, sz, R));
   UbReadShape(c, seq, s, ss, api);
   UbWriteShape(c, seq, d, ds, api);
   AMCT_SIM_BARRIER();

@@ -34,6 +34,7 @@ inline void DoSetFlag(AscendC::HardEvent evt, int32_t id) {
     Fail(kApi, Fmt("flags: SetFlag<HardEvent::%s>(%d) twice without a WaitFlag in between", info.name, id));
   }
   f.set = true;
+  AMCT_SIM_COST(c->cost, SetFlag(static_cast<int>(evt), id, info.src));
   if (info.src == kPipeS) {
     f.snap.valid = false;  // S -> X always holds; nothing to transfer
   } else {
@@ -48,6 +49,7 @@ inline void DoWaitFlag(AscendC::HardEvent evt, int32_t id) {
   FlagRec& f = c->flags[static_cast<int>(evt)][id];
   if (!f.set) Fail(kApi, Fmt("flags: WaitFlag<HardEvent::%s>(%d) without a matching SetFlag", info.name, id));
   f.set = false;
+  AMCT_SIM_COST(c->cost, WaitFlag(static_cast<int>(evt), id, info.dst));
   if (info.dst == kPipeS) {
     MergeSnap(c, kPipeV, f.snap);
     MergeSnap(c, kPipeMte2, f.snap);
@@ -61,6 +63,7 @@ inline void DoWaitFlag(AscendC::HardEvent evt, int32_t id) {
 inline void DoPipeBarrier(pipe_t pipe) {
   static const char* const kApi = "PipeBarrier";
   BlockCtx* c = Ctx(kApi);
+  AMCT_SIM_COST(c->cost, Barrier(pipe));
   switch (pipe) {
     case PIPE_ALL:
       for (int q = kPipeV; q <= kPipeMte3; ++q) {

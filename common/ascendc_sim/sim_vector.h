@@ -141,6 +141,7 @@ inline void BinaryImpl(const char* api, Opnd d, Opnd a, Opnd b, int32_t count, F
   CheckOverlap(api, d, a);
   CheckOverlap(api, d, b);
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(api, sizeof(T), bytes));
   UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), api);
   UbRead(c, kPipeV, seq, b.off, static_cast<uint32_t>(bytes), api);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), api);
@@ -164,6 +165,7 @@ inline void UnaryImpl(const char* api, Opnd d, Opnd a, int64_t count, F f) {
   CheckOpnd(c, api, a);
   CheckOverlap(api, d, a);
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(api, sizeof(T), bytes));
   UbRead(c, kPipeV, seq, a.off, static_cast<uint32_t>(bytes), api);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), api);
   AMCT_SIM_BARRIER();
@@ -183,6 +185,7 @@ inline void FillImpl(const char* api, Opnd d, int64_t count, G g) {
   d.usedBytes = bytes;
   CheckOpnd(c, api, d);
   const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(api, sizeof(T), bytes));
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(bytes), api);
   AMCT_SIM_BARRIER();
   T* pd = reinterpret_cast<T*>(d.ptr);

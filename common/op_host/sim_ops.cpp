@@ -1,6 +1,6 @@
 // Test-only operators: let tests and the selftest read and override the platform facts the
-// kernel sim reports to the tiling code, count kernel launches, and force the SIMD path of the
-// native CPU kernels.
+// kernel sim reports to the tiling code, count kernel launches, force the SIMD path of the
+// native CPU kernels, and switch the kernel sim's NPU cost model on and off.
 #include <torch/library.h>
 
 #include <optional>
@@ -9,6 +9,7 @@
 
 #include "amct_cpu_dispatch.h"
 #include "amct_sim_host.h"
+#include "sim_cost_table.h"
 
 namespace {
 
@@ -33,6 +34,47 @@ std::vector<std::string> cpuCapability(const std::optional<std::string>& force) 
   return {capabilityName(activeCapability()), capabilityName(detectedCapability())};
 }
 
+const amct_sim::cost::ArchTable& costTable(const std::string& soc) {
+  const amct_sim::cost::ArchTable* t = amct_sim::cost::TableForSoc(soc);
+  TORCH_CHECK(t != nullptr, "_sim_cost: soc must be ascend910b, ascend910_93 or ascend950, got '", soc, "'");
+  return *t;
+}
+
+// From now on every kernel launch records an NPU time estimate with soc's cost table;
+// sample_blocks > 0 emulates only about that many blocks per launch (their outputs only).
+void simCostBegin(const std::string& soc, int64_t sampleBlocks) {
+  TORCH_CHECK(sampleBlocks >= 0 && sampleBlocks <= 65535, "_sim_cost_begin: sample_blocks must be in [0, 65535], got ",
+              sampleBlocks);
+  amct_sim::CostStart(costTable(soc).arch, static_cast<uint32_t>(sampleBlocks));
+}
+
+// Switches the model off; the launches recorded since _sim_cost_begin as a JSON list.
+std::string simCostEnd() {
+  using amct_sim::cost::JsonNum;
+  using amct_sim::cost::JsonString;
+  std::string out = "[";
+  for (const amct_sim::CostRecord& r : amct_sim::CostStop()) {
+    if (out.size() > 1) out += ", ";
+    out += "{\"kernel\": " + JsonString(r.kernel) + ", \"table_arch\": " + std::to_string(r.tableArch) +
+           ", \"build_arch\": " + std::to_string(r.buildArch) + ", \"block_dim\": " + std::to_string(r.blockDim) +
+           ", \"blocks_run\": " + std::to_string(r.blocksRun) + ", \"slowest_block\": " +
+           std::to_string(r.slowestBlock) + ", \"slowest_cycles\": " + JsonNum(r.slowestCycles) +
+           ", \"clock_ghz\": " + JsonNum(r.clockGHz) + ", \"launch_us\": " + JsonNum(r.launchUs) +
+           ", \"estimate_us\": " + JsonNum(r.estimateUs) + ", \"busy_cycles\": {";
+    for (int p = 0; p < amct_sim::cost::kPipes; ++p) {
+      out += std::string(p ? ", " : "") + JsonString(amct_sim::cost::PipeName(p)) + ": " + JsonNum(r.busy[p]);
+    }
+    out += "}, \"ops\": {";
+    for (int p = 0; p < amct_sim::cost::kPipes; ++p) {
+      out += std::string(p ? ", " : "") + JsonString(amct_sim::cost::PipeName(p)) + ": " + std::to_string(r.ops[p]);
+    }
+    out += "}}";
+  }
+  return out + "]";
+}
+
+std::string simCostTable(const std::string& soc) { return amct_sim::cost::TableJson(costTable(soc)); }
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
@@ -40,4 +82,7 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_sim_get_platform() -> int[]", &simGetPlatform);
   m.def("_sim_launch_count() -> int", &simLaunchCount);
   m.def("_cpu_capability(str? force=None) -> str[]", &cpuCapability);
+  m.def("_sim_cost_begin(str soc, int sample_blocks=0) -> ()", &simCostBegin);
+  m.def("_sim_cost_end() -> str", &simCostEnd);
+  m.def("_sim_cost_table(str soc) -> str", &simCostTable);
 }

@@ -1,4 +1,4 @@
-// hifloat4_cast: HiFloat4 fake-quant, pack and unpack (shared/spec/hifloat4.md), one AscendC
+// hifloat4_cast: HiFloat4 fake-quant, pack and unpack (docs/hifloat4.md), one AscendC
 // vector kernel for the three operators (hifloat4_cast_tiling.h). Compiled by bisheng for
 // dav-2201 and dav-3510 and, on every machine, by g++ against the kernel sim (the CPU backend).
 //

@@ -1,5 +1,8 @@
 #include "hifloat8_cast_host.h"
 
+#include "hifloat8_cast_cpu.h"
+
+#include <ATen/MemoryOverlap.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
@@ -272,6 +275,54 @@ const at::Tensor& lutOf(CastMode mode, uint32_t encLutBytes) {
   return luts[slot];
 }
 
+namespace native {
+namespace {
+
+// The native kernels' tables (hifloat8_cast_cpu.h), from the definitions the LUTs use.
+Tables buildTables() {
+  Tables t{};
+  for (int i = 0; i < 64; ++i) {
+    int e = i - 24;  // input exponent of index i = F - 103
+    int increment = 0, mask = 0;  // e <= -24: zero
+    if (e == -23) {
+      increment = 0x80, mask = -0x80;  // the whole binade rounds up to 2^-22 (tie at 2^-23 included)
+    } else if (e >= -22 && e <= -16) {
+      increment = 0x40, mask = -0x80;  // denormal band: one significant bit, guard bit 22
+    } else if (e >= -15 && e <= 15) {
+      int w = mantissaWidth(std::abs(e));
+      increment = 1 << (6 - w), mask = -(1 << (7 - w));
+    } else if (e > 15) {
+      mask = -1;  // saturated by the min with 2^15 (NaN / Inf are selected from the input)
+    }
+    t.roundIncrement[i] = static_cast<int16_t>(increment);
+    t.roundMask[i] = static_cast<int16_t>(mask);
+    int eRounded = i - 23;  // rounded exponent of index i = F' - 104
+    int entry = 0;
+    if (eRounded >= -22 && eRounded <= -16) {
+      entry = eRounded + 23;  // denormal codes 01..07 carry no mantissa
+    } else if (eRounded >= -15 && eRounded <= 15) {
+      entry = assemble(eRounded, 0) | ((1 << mantissaWidth(std::abs(eRounded))) << 8);
+    }
+    t.assembly[i] = static_cast<int16_t>(entry);
+  }
+  const uint16_t* fp16 = reinterpret_cast<const uint16_t*>(lutOf(amct_hif8::kDecodeFp16, 0).data_ptr<uint8_t>());
+  const uint16_t* bf16 = reinterpret_cast<const uint16_t*>(lutOf(amct_hif8::kDecodeBf16, 0).data_ptr<uint8_t>());
+  for (int c = 0; c < 128; ++c) {
+    t.fp16[c] = static_cast<int16_t>(fp16[c]);
+    t.bf16[c] = static_cast<int16_t>(bf16[c]);
+  }
+  return t;
+}
+
+}  // namespace
+
+const Tables& tables() {
+  static const Tables built = buildTables();
+  return built;
+}
+
+}  // namespace native
+
 Hif8CastTiling computeTiling(CastMode mode, uint64_t n, const PlatformFacts& facts) {
   uint64_t ub = ubBudget(mode, facts);
   ModeLayout layout = layoutOf(mode, false);
@@ -314,6 +365,56 @@ at::Tensor decode(const at::Tensor& input, std::optional<at::ScalarType> dtype, 
 at::Tensor fakeQuant(const at::Tensor& input, const PlatformFacts& facts, const Launcher& launch) {
   checkFakeQuantInput(input);
   return run(fakeQuantMode(input.scalar_type()), input, input.scalar_type(), facts, launch);
+}
+
+at::ScalarType encodeOutputType(const at::Tensor& input) {
+  checkEncodeInput(input);
+  return at::kByte;
+}
+
+at::ScalarType decodeOutputType(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return checkDecodeArgs(input, dtype);
+}
+
+at::ScalarType fakeQuantOutputType(const at::Tensor& input) {
+  checkFakeQuantInput(input);
+  return input.scalar_type();
+}
+
+void checkOut(const char* op, const at::Tensor& input, const at::Tensor& out, at::ScalarType dtype) {
+  TORCH_CHECK(out.scalar_type() == dtype, op, ": out dtype must be ", dtypeName(dtype), ", got ",
+              dtypeName(out.scalar_type()));
+  TORCH_CHECK(out.device() == input.device(), op, ": out must be on ", input.device(), " (the device of input), got ",
+              out.device());
+  TORCH_CHECK(out.layout() == at::kStrided, op, ": out must be a strided tensor, got ", out.layout());
+  TORCH_CHECK(out.sym_sizes() == input.sym_sizes() || out.sym_numel() == 0, op, ": out shape must be ",
+              input.sym_sizes(), " (the input's) or have no elements, got ", out.sym_sizes());
+}
+
+void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype) {
+  checkOut(op, input, out, dtype);
+  if (out.sym_sizes() != input.sym_sizes()) out.resize__symint(input.sym_sizes());
+  if (!out.is_meta() && input.numel() > 0) {
+    TORCH_CHECK(at::has_internal_overlap(out) != at::MemOverlap::Yes, op,
+                ": out must not have elements sharing memory (an expanded tensor), got strides ", out.strides());
+    TORCH_CHECK(at::get_overlap_status(out, input) != at::MemOverlapStatus::Partial, op,
+                ": out must not partially overlap input (out=input is allowed where the dtypes match)");
+  }
+}
+
+at::Tensor& encodeOutMeta(const at::Tensor& input, at::Tensor& out) {
+  prepareOut("encode_to_hifloat8", input, out, encodeOutputType(input));
+  return out;
+}
+
+at::Tensor& decodeOutMeta(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  prepareOut("decode_from_hifloat8", input, out, decodeOutputType(input, dtype));
+  return out;
+}
+
+at::Tensor& fakeQuantOutMeta(const at::Tensor& input, at::Tensor& out) {
+  prepareOut("hifloat8_fake_quant", input, out, fakeQuantOutputType(input));
+  return out;
 }
 
 at::Tensor encodeMeta(const at::Tensor& input) {

@@ -31,6 +31,30 @@ at::Tensor encodeMeta(const at::Tensor& input);
 at::Tensor decodeMeta(const at::Tensor& input, std::optional<at::ScalarType> dtype);
 at::Tensor fakeQuantMeta(const at::Tensor& input);
 
+// The output dtype of each op after its input checks (RuntimeError per the op's contract).
+at::ScalarType encodeOutputType(const at::Tensor& input);
+at::ScalarType decodeOutputType(const at::Tensor& input, std::optional<at::ScalarType> dtype);
+at::ScalarType fakeQuantOutputType(const at::Tensor& input);
+
+// out= of `op`: out must have `dtype`, the input's device, and the input's shape or no elements
+// (then it is resized to the input's shape, as ATen's out= ops resize an empty out); it may not
+// overlap itself or partially overlap the input (RuntimeError otherwise).
+void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype);
+void checkOut(const char* op, const at::Tensor& input, const at::Tensor& out, at::ScalarType dtype);  // no resize
+
+// Meta of the out= variants: the same checks, resizing only.
+at::Tensor& encodeOutMeta(const at::Tensor& input, at::Tensor& out);
+at::Tensor& decodeOutMeta(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out);
+at::Tensor& fakeQuantOutMeta(const at::Tensor& input, at::Tensor& out);
+
+// The native CPU implementation (hifloat8_cast_native.cpp, kernels in hifloat8_cast_cpu.cpp).
+at::Tensor encodeNative(const at::Tensor& input);
+at::Tensor decodeNative(const at::Tensor& input, std::optional<at::ScalarType> dtype);
+at::Tensor fakeQuantNative(const at::Tensor& input);
+at::Tensor& encodeNativeOut(const at::Tensor& input, at::Tensor& out);
+at::Tensor& decodeNativeOut(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out);
+at::Tensor& fakeQuantNativeOut(const at::Tensor& input, at::Tensor& out);
+
 // The host-built table of a mode, once per process (thread-safe): a CPU uint8 tensor holding
 // the encode LUT (if any, of the tiling's encLutBytes) followed by the decode LUT (if any);
 // undefined for mode 7.

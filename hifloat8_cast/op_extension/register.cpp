@@ -1,7 +1,13 @@
-// hifloat8_cast: schemas, and the Meta and CPU implementations. The CPU implementation runs
-// the AscendC kernel through the kernel sim; autograd (straight-through for fake-quant) is
-// registered once for all devices by the Python package (torch.library.register_autograd).
+// hifloat8_cast: schemas, and the Meta and CPU implementations. On the CPU the ops (and their
+// out= variants) are native C++ (hifloat8_cast_native.cpp); the AscendC kernel runs through the
+// kernel sim as the private ops _<op>_emulated (same schemas, CPU only), which the tests hold
+// bit for bit to the native ops. Autograd (straight-through for fake-quant) is registered once
+// for all devices by the Python package (torch.library.register_autograd).
+#include <ATen/FunctionalTensorWrapper.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+
+#include <string>
 
 #include <optional>
 #include <vector>
@@ -15,6 +21,7 @@ extern "C" void amct_hifloat8_cast_launch(uint32_t blockDim, void* stream, uint8
 namespace {
 
 using amct::bytePtr;
+using amct::hif8::checkOut;
 using amct::simRegion;
 
 void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
@@ -26,6 +33,7 @@ void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& out
                             lut.defined() ? bytePtr(lut) : nullptr, bytePtr(tiling));
 }
 
+// The AscendC kernel through the sim: the _<op>_emulated ops.
 at::Tensor encodeCpu(const at::Tensor& input) {
   return amct::hif8::encode(input, amct::simPlatformFacts(), simLaunch);
 }
@@ -51,23 +59,82 @@ std::vector<int64_t> tilingForTest(int64_t castMode, int64_t numel) {
           static_cast<int64_t>(t.tailNumLastCore), t.tileLength, t.ubBudget, t.encLutBytes, t.decLutBytes};
 }
 
+// Functionalization of the out= variants (torch.compile): the functional op on the unwrapped
+// input, whose result then replaces out's value, as ATen's generated kernels do for its out= ops
+// (the generic fallback refuses custom ops whose outputs alias an input).
+template <typename OutputType, typename... Args>
+at::Tensor& functionalizeOut(const char* op, const OutputType& outputType, at::Tensor& out, const at::Tensor& input,
+                             Args... args) {
+  namespace fn = at::functionalization::impl;
+  fn::sync(input);
+  at::Tensor x = fn::isFunctionalTensor(input) ? fn::from_functional_tensor(input) : input;
+  at::Tensor result;
+  {
+    c10::impl::ExcludeDispatchKeyGuard skip(c10::DispatchKey::Functionalize);
+    checkOut(op, x, fn::from_functional_tensor(out), outputType(x));  // input checks first, as in eager
+    result = c10::Dispatcher::singleton()
+                 .findSchemaOrThrow((std::string("amct::") + op).c_str(), "")
+                 .typed<at::Tensor(const at::Tensor&, Args...)>()
+                 .call(x, args...);
+  }
+  fn::replace_(out, result);
+  fn::commit_update(out);
+  fn::sync(out);
+  return out;
+}
+
+at::Tensor& encodeOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
+  return functionalizeOut("encode_to_hifloat8", amct::hif8::encodeOutputType, out, input);
+}
+
+at::Tensor& decodeOutFunctionalize(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  auto outputType = [dtype](const at::Tensor& x) { return amct::hif8::decodeOutputType(x, dtype); };
+  return functionalizeOut("decode_from_hifloat8", outputType, out, input, dtype);
+}
+
+at::Tensor& fakeQuantOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
+  return functionalizeOut("hifloat8_fake_quant", amct::hif8::fakeQuantOutputType, out, input);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_hifloat8_cast_tiling(int cast_mode, int numel) -> int[]", &tilingForTest);
   m.def("encode_to_hifloat8(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("encode_to_hifloat8.out(Tensor input, *, Tensor(a!) out) -> Tensor(a!)", {at::Tag::pt2_compliant_tag});
   m.def("decode_from_hifloat8(Tensor input, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("decode_from_hifloat8.out(Tensor input, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
+        {at::Tag::pt2_compliant_tag});
   m.def("hifloat8_fake_quant(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("hifloat8_fake_quant.out(Tensor input, *, Tensor(a!) out) -> Tensor(a!)", {at::Tag::pt2_compliant_tag});
+  m.def("_encode_to_hifloat8_emulated(Tensor input) -> Tensor");
+  m.def("_decode_from_hifloat8_emulated(Tensor input, ScalarType? dtype=None) -> Tensor");
+  m.def("_hifloat8_fake_quant_emulated(Tensor input) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("encode_to_hifloat8", &amct::hif8::encodeMeta);
+  m.impl("encode_to_hifloat8.out", &amct::hif8::encodeOutMeta);
   m.impl("decode_from_hifloat8", &amct::hif8::decodeMeta);
+  m.impl("decode_from_hifloat8.out", &amct::hif8::decodeOutMeta);
   m.impl("hifloat8_fake_quant", &amct::hif8::fakeQuantMeta);
+  m.impl("hifloat8_fake_quant.out", &amct::hif8::fakeQuantOutMeta);
+}
+
+TORCH_LIBRARY_IMPL(amct, Functionalize, m) {
+  m.impl("encode_to_hifloat8.out", &encodeOutFunctionalize);
+  m.impl("decode_from_hifloat8.out", &decodeOutFunctionalize);
+  m.impl("hifloat8_fake_quant.out", &fakeQuantOutFunctionalize);
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {
-  m.impl("encode_to_hifloat8", &encodeCpu);
-  m.impl("decode_from_hifloat8", &decodeCpu);
-  m.impl("hifloat8_fake_quant", &fakeQuantCpu);
+  m.impl("encode_to_hifloat8", &amct::hif8::encodeNative);
+  m.impl("encode_to_hifloat8.out", &amct::hif8::encodeNativeOut);
+  m.impl("decode_from_hifloat8", &amct::hif8::decodeNative);
+  m.impl("decode_from_hifloat8.out", &amct::hif8::decodeNativeOut);
+  m.impl("hifloat8_fake_quant", &amct::hif8::fakeQuantNative);
+  m.impl("hifloat8_fake_quant.out", &amct::hif8::fakeQuantNativeOut);
+  m.impl("_encode_to_hifloat8_emulated", &encodeCpu);
+  m.impl("_decode_from_hifloat8_emulated", &decodeCpu);
+  m.impl("_hifloat8_fake_quant_emulated", &fakeQuantCpu);
 }

@@ -1,4 +1,4 @@
-// Device-agnostic host logic of the StemIndexer operators (shared/spec/stem_indexer.md), shared by
+// Device-agnostic host logic of the StemIndexer operators (docs/stem_indexer.md), shared by
 // the CPU, emulated-kernel and NPU paths: validation (§3), the Top-K budget (§5), metadata capacity
 // and generation (§6), output allocation, the per-tile score matmuls of the visible blocks (fp32
 // accumulate: the CPU score kernel of stem_indexer_cpu_kernels.h, ATen on the NPU), and either the

@@ -1,4 +1,4 @@
-// stem_indexer: the block selection of npu_stem_indexer (shared/spec/stem_indexer.md §4, §4.1), one
+// stem_indexer: the block selection of npu_stem_indexer (docs/stem_indexer.md §4, §4.1), one
 // AscendC vector kernel. Compiled by bisheng for dav-3510 and, on every machine, by g++ against
 // the kernel sim (the CPU backend).
 //

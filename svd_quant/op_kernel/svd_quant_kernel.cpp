@@ -1,4 +1,4 @@
-// svd_quant: the MXFP4 quantizer (shared/spec/mxfp4_svd_quant.md A2), one AscendC vector kernel
+// svd_quant: the MXFP4 quantizer (docs/mxfp4.md A2), one AscendC vector kernel
 // used by mxfp4_quantize and by svd_quant for its activation. Compiled by bisheng for dav-2201
 // and dav-3510 and, on every machine, by g++ against the kernel sim (the CPU backend).
 //

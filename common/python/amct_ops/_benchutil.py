@@ -375,3 +375,108 @@ def argparse_type(parse):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return convert
+
+
+# ----------------------------------------------------------------------------------------------
+# NPU time estimates (``bench <pkg> --npu-estimate``): the kernel sim's cost model
+# ----------------------------------------------------------------------------------------------
+#
+# A benchmark's ``npu_estimate(args)`` lists its cases as (label, callable) and returns
+# :func:`npu_estimate_tables`. Each callable runs the op on the CPU once, with the kernel sim's
+# platform set to the SOC's AIV cores and UB (so the host tiles as it would on the NPU) and the
+# cost model on: every kernel launch of the call is estimated from its emulated instruction
+# stream. These are estimates of cost model version N, never measurements.
+
+NPU_SOCS = ("ascend910b", "ascend950")
+ESTIMATE_PIPES = ("S", "V", "MTE2", "MTE3")
+
+
+def npu_cost_table(soc):
+    """The cost model's table for ``soc`` (every number with its source), as a dict."""
+    import json
+
+    import torch
+
+    return json.loads(torch.ops.amct._sim_cost_table(soc))
+
+
+def _build_arch_ub():
+    import amct_ops
+
+    info = dict(getattr(amct_ops, "build_info", lambda: {})())
+    arch = info.get("npu_arch", "dav-2201")
+    return arch, (253952 if arch == "dav-3510" else 196608)
+
+
+def estimate_launches(fn, soc, sample_blocks=0):
+    """Runs ``fn()`` once with the cost model on for ``soc``: the list of launch records."""
+    import json
+
+    import torch
+
+    from amct_ops import _sim
+
+    table = npu_cost_table(soc)
+    _arch, build_ub = _build_arch_ub()
+    cores = int(table["aiv_cores"]["value"])
+    ub = min(int(table["ub_bytes"]["value"]), build_ub)
+    with _sim.sim_platform(cores, ub):
+        torch.ops.amct._sim_cost_begin(soc, int(sample_blocks))
+        try:
+            fn()
+        finally:
+            records = json.loads(torch.ops.amct._sim_cost_end())
+    return records
+
+
+def bound_pipe(record):
+    busy = record["busy_cycles"]
+    return max(busy, key=lambda p: busy[p])
+
+
+def _estimate_rows(label, records):
+    rows = []
+    for r in records:
+        cycles = r["slowest_cycles"] or 1.0
+        shares = [f"{100 * r['busy_cycles'][p] / cycles:.0f}%" for p in ESTIMATE_PIPES]
+        sampled = f"{r['blocks_run']} of {r['block_dim']}" if r["blocks_run"] != r["block_dim"] else "all"
+        rows.append([label, r["kernel"], r["block_dim"], sampled, r["estimate_us"], bound_pipe(r), *shares])
+    if len(records) > 1:
+        total = sum(r["estimate_us"] for r in records)
+        rows.append([label, f"all {len(records)} launches (serial)", "", "", total, "", "", "", "", ""])
+    if not records:
+        rows.append([label, "no kernel launch", "", "", "n/a", "", "", "", "", ""])
+    return rows
+
+
+def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0):
+    """Estimate every case (label, fn) on ``args.soc``: {"tables", "notes", "results"}."""
+    soc = args.soc
+    table = npu_cost_table(soc)
+    arch, build_ub = _build_arch_ub()
+    sample = args.sample_blocks if args.sample_blocks is not None else sample_blocks
+    rows, results = [], []
+    for label, fn in cases:
+        records = estimate_launches(fn, soc, sample)
+        rows += _estimate_rows(label, records)
+        results += [{"case": label, **r} for r in records]
+    cores = int(table["aiv_cores"]["value"])
+    ub = min(int(table["ub_bytes"]["value"]), build_ub)
+    out_notes = [
+        f"ESTIMATES of the kernel sim's NPU cost model version {table['model_version']} for {table['chip']} "
+        "(never measurements: no NPU ran). Time = the slowest core's timeline plus "
+        f"{table['launch_us']['value']:g} us launch; S/V/MTE2/MTE3 = each pipe's busy share of that core's time; "
+        "bound = the busiest pipe.",
+        f"tiling as on the NPU: {cores} AIV cores, {ub} B UB per core (the sim platform during the estimate).",
+    ]
+    if arch != f"dav-{table['arch']}":
+        out_notes.append(f"this build's kernels are compiled for {arch}: the instruction stream (and UB, {build_ub} B) "
+                         f"are that arch's; rebuild with --soc {table['soc']} for its own kernels.")
+    if any(r["blocks_run"] != r["block_dim"] for r in results):
+        out_notes.append("'blocks emulated' k of n: only k blocks ran (the first, the last and evenly spaced ones); "
+                         "the estimate is the slowest of them (the kernels split work evenly, the last block "
+                         "takes the remainder).")
+    out_notes += list(notes)
+    columns = ["case", "kernel", "blockDim", "blocks emulated", "est. us", "bound", *ESTIMATE_PIPES]
+    return {"tables": [{"title": title, "columns": columns, "rows": rows}], "notes": out_notes,
+            "results": results}

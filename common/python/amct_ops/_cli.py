@@ -28,7 +28,19 @@ Commands
     a JSON object). Common options: ``--repeat N``, ``--warmup N``, ``--quick``, ``--stat``,
     ``--threads N``, ``--device``, ``--json``; the package adds its own (e.g. ``--sizes``,
     ``--dtypes``).
+    ``--plot out.png`` also draws throughput against size, each operator beside its baselines
+    (needs matplotlib: ``pip install amct_ops[plot]``).
+    ``--npu-estimate [--soc ascend910b|ascend950] [--sample-blocks K]`` times
+    nothing: it runs each case once on the kernel sim with the SOC's core count and UB and prints
+    the cost model's estimate per kernel launch (slowest core, bound pipe, each pipe's busy share).
     Benchmarks are scripts: they never run inside the test suite.
+
+``bench --all [--markdown] [--output FILE] [--plot-dir DIR] [common options]``
+    Runs every package's benchmark in turn (the common options, e.g. ``--quick`` or
+    ``--repeat``, are given to each) and prints their tables; with ``--markdown`` one document
+    with the date, the command, the machine and every table, which is ``docs/performance.md``
+    (``python -m amct_ops bench --all --markdown --output docs/performance.md``); ``--plot-dir``
+    also draws every package's ``--plot`` figure from the same run.
 
 torch_npu is never imported when this module is imported; it is imported only when an NPU
 device is requested (``--device npu``), or by ``info`` to say whether the NPU backend works.
@@ -77,10 +89,13 @@ Every name in ``amct_ops.OPERATOR_PACKAGES`` is a sub-package ``amct_ops.<pkg>``
          "results": [dict, ...]}       # optional raw measurements, for --json
 
     Cells are numbers or strings; floats are formatted by the framework. Timing helpers are in
-    ``amct_ops._benchutil``. ``run`` may raise ``BenchUnavailable(reason)`` for a device or
+    ``amct_ops._benchutil``. Optional ``npu_estimate(args) -> dict`` (same shape as ``run``'s) serves
+    ``--npu-estimate``, normally through ``_benchutil.npu_estimate_tables``. ``run`` may raise ``BenchUnavailable(reason)`` for a device or
     baseline that cannot run (exit 2).
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -688,6 +703,14 @@ def _bench_parser(pkg, mod):
                    help="torch.set_num_threads (default: torch's default)")
     p.add_argument("--device", default="cpu", help="cpu (default), npu or npu:N")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
+    p.add_argument("--plot", metavar="PNG", default=None,
+                   help="also write a figure of throughput against size (needs matplotlib)")
+    p.add_argument("--npu-estimate", action="store_true",
+                   help="instead of timing: estimate each case's NPU kernel time with the kernel sim's cost model")
+    p.add_argument("--soc", choices=("ascend910b", "ascend950"), default=None,
+                   help="SOC of --npu-estimate (default: this build's, else ascend910b)")
+    p.add_argument("--sample-blocks", type=int, default=None,
+                   help="--npu-estimate: emulate only about this many blocks per launch (default: the benchmark's)")
     add = getattr(mod, "add_arguments", None)
     if add is not None:
         add(p)
@@ -697,6 +720,8 @@ def _bench_parser(pkg, mod):
 def cmd_bench(args):
     from amct_ops import _benchutil
 
+    if getattr(args, "all", False):
+        return cmd_bench_all(args)
     mods = _bench_modules()
     if not args.op:
         if not mods:
@@ -734,7 +759,11 @@ def cmd_bench(args):
     except DeviceUnavailable as exc:
         return _report_unavailable("bench", requested, str(exc), bargs.json)
     bargs.sync = _device_sync(bargs.device)
+    if bargs.plot and not _plotting_available():
+        return EXIT_UNAVAILABLE
     load_before = _benchutil.load_average()
+    if bargs.npu_estimate:
+        return _bench_npu_estimate(args.op, mod, bargs)
     try:
         out = mod.run(bargs) or {}
     except BenchUnavailable as exc:
@@ -748,6 +777,11 @@ def cmd_bench(args):
     facts["device"] = str(bargs.device)
     if bargs.device.type == "cpu":
         facts["sim_platform"] = _sim_platform()
+    if bargs.plot:
+        from amct_ops import _benchplot
+
+        _benchplot.plot_results(args.op, out.get("results", []), bargs.plot, facts)
+        print(f"amct_ops bench: wrote {bargs.plot}", file=sys.stderr)
     if bargs.json:
         print(json.dumps({"bench": args.op, "machine": facts, "tables": out.get("tables", []),
                           "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
@@ -763,6 +797,14 @@ def cmd_bench(args):
     if busy:
         print()
         print(busy)
+    _print_tables_and_notes(out)
+    return EXIT_OK
+
+
+def _print_tables_and_notes(out):
+    """A benchmark's ``{"tables", "notes"}`` as markdown."""
+    from amct_ops import _benchutil
+
     for table in out.get("tables", []):
         print()
         if table.get("title"):
@@ -774,12 +816,121 @@ def cmd_bench(args):
         print()
         for line in notes:
             print(line)
+
+
+def _bench_npu_estimate(pkg, mod, bargs):
+    """``bench <pkg> --npu-estimate``: the package's ``npu_estimate(args)`` (same output shape as
+    ``run``), printed as estimates of the kernel sim's cost model."""
+    from amct_ops import _benchutil
+
+    estimate = getattr(mod, "npu_estimate", None)
+    if estimate is None:
+        return _report_unavailable("bench", str(bargs.device), f"the {pkg} benchmark has no --npu-estimate",
+                                   bargs.json)
+    if bargs.device.type != "cpu":
+        return _report_unavailable("bench", str(bargs.device), "--npu-estimate runs the kernel sim: use --device cpu",
+                                   bargs.json)
+    if bargs.soc is None:
+        built = _build_info().get("soc")
+        bargs.soc = "ascend950" if built == "ascend950" else "ascend910b"
+    out = estimate(bargs) or {}
+    if bargs.json:
+        print(json.dumps({"bench": pkg, "npu_estimate": True, "soc": bargs.soc,
+                          "cost_table": _benchutil.npu_cost_table(bargs.soc), "tables": out.get("tables", []),
+                          "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
+        return EXIT_OK
+    print(f"# amct_ops {_version()} bench {pkg} --npu-estimate --soc {bargs.soc}")
+    _print_tables_and_notes(out)
     return EXIT_OK
+
+
+def _plotting_available():
+    """True when matplotlib imports; otherwise says how to install it (on stderr)."""
+    from amct_ops import _benchplot
+
+    try:
+        _benchplot.require_matplotlib()
+        return True
+    except _benchplot.MatplotlibMissing as exc:
+        print(f"amct_ops bench: error: {exc}", file=sys.stderr)
+        return False
+
+
+def _bench_payload(pkg, rest):
+    """One package's benchmark as its ``--json`` object: (exit code, object or None)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = cmd_bench(argparse.Namespace(op=pkg, rest=list(rest) + ["--json"], all=False))
+    return code, (json.loads(buf.getvalue()) if code == EXIT_OK else None)
+
+
+def cmd_bench_all(args):
+    """``bench --all``: every package's benchmark, printed one after the other or as one
+    markdown document (``--markdown``), to stdout or ``--output``."""
+    from amct_ops import _benchplot, _benchutil
+
+    if args.plot_dir and not _plotting_available():
+        return EXIT_UNAVAILABLE
+    if "--json" in args.rest or "--plot" in args.rest:
+        print("amct_ops bench: error: --all takes the common options but not --json or --plot",
+              file=sys.stderr)
+        return EXIT_FAIL
+    runs, worst = [], EXIT_OK
+    for pkg, (mod, text) in _bench_modules().items():
+        if mod is None:
+            runs.append((pkg, "", None, f"the benchmark module {text}"))
+            worst = max(worst, EXIT_UNAVAILABLE)
+            continue
+        print(f"amct_ops bench --all: {pkg} ...", file=sys.stderr)
+        code, payload = _bench_payload(pkg, args.rest)
+        worst = max(worst, code)
+        if payload is not None and args.plot_dir:
+            path = os.path.join(args.plot_dir, f"bench_{pkg}.png")
+            _benchplot.plot_results(pkg, payload.get("results", []), path, payload.get("machine"))
+            print(f"amct_ops bench --all: wrote {path}", file=sys.stderr)
+        runs.append((pkg, text, payload, f"the benchmark exited with {code}"))
+    command = " ".join(["python -m amct_ops bench --all"] + (["--markdown"] if args.markdown else [])
+                       + list(args.rest) + (["--output", args.output] if args.output else [])
+                       + (["--plot-dir", args.plot_dir] if args.plot_dir else []))
+    if args.markdown:
+        text = _benchplot.markdown_report(command, runs)
+    else:
+        chunks = []
+        for pkg, _, payload, reason in runs:
+            chunks.append(f"# {pkg}\n")
+            if payload is None:
+                chunks.append(f"not measured: {reason}\n")
+                continue
+            chunks.append(_benchplot.machine_line(payload["machine"]) + "\n")
+            for table in payload.get("tables", []):
+                chunks.append(f"## {table.get('title', '')}\n\n"
+                              + _benchutil.markdown_table(table["columns"], table["rows"]) + "\n")
+            chunks.append("\n".join(payload.get("notes", [])) + "\n")
+        text = "\n".join(chunks)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"amct_ops bench --all: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return worst
 
 
 # ----------------------------------------------------------------------------------------------
 # entry point
 # ----------------------------------------------------------------------------------------------
+
+
+def _bench_all_args(argv):
+    """``bench --all ...``: its own options; everything else, in order, goes to every package."""
+    p = argparse.ArgumentParser(prog="python -m amct_ops bench --all", allow_abbrev=False)
+    p.add_argument("--all", action="store_true")
+    p.add_argument("--markdown", action="store_true")
+    p.add_argument("--output", default=None)
+    p.add_argument("--plot-dir", default=None)
+    args, rest = p.parse_known_args(argv)
+    args.op, args.rest = None, rest
+    return args
 
 
 def _parser():
@@ -801,6 +952,12 @@ def _parser():
     pb = sub.add_parser("bench", help="benchmarks: without a name, list them",
                         description="Run `python -m amct_ops bench <name> --help` for a benchmark's options.")
     pb.add_argument("op", nargs="?", help="operator package to benchmark")
+    pb.add_argument("--all", action="store_true", help="every package's benchmark in turn")
+    pb.add_argument("--markdown", action="store_true",
+                    help="with --all: one markdown document (date, command, machine, all tables)")
+    pb.add_argument("--output", metavar="FILE", default=None, help="with --all: write to FILE")
+    pb.add_argument("--plot-dir", metavar="DIR", default=None,
+                    help="with --all: also write DIR/bench_<pkg>.png for every package (needs matplotlib)")
     pb.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
 
@@ -808,6 +965,8 @@ def _parser():
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
+    if argv[:1] == ["bench"] and "--all" in argv[1:]:
+        return cmd_bench(_bench_all_args(argv[1:]))
     args = parser.parse_args(argv)
     if args.version:
         print(_version())

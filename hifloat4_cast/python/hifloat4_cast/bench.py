@@ -161,3 +161,22 @@ def _notes(results, args):
             verdict = "met" if ratio >= bar else "NOT met"
             notes.append(f"- {ours} vs reference.py ({dt}): {ratio:.1f}x (bar >= {bar:.0f}x): {verdict}")
     return notes
+
+
+def npu_estimate(args):
+    """``--npu-estimate``: each op at each size and dtype, estimated by the kernel sim's cost model."""
+    sizes = (list(dict.fromkeys(n for group in args.sizes for n in group)) if args.sizes is not None
+             else bu.parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
+    dtypes = (list(dict.fromkeys(d for group in args.dtypes for d in group)) if args.dtypes is not None
+              else [torch.float16, torch.bfloat16, torch.float32])
+    cases = []
+    for dtype in dtypes:
+        for n in sizes:
+            def make(n=n, dtype=dtype):
+                x, scale, value, _cx, _cs, _cv = _inputs(n, dtype, "cpu", args.seed)
+                return {"fake-quant": lambda: hifloat4_fake_quant(x), "pack": lambda: hifloat4_pack(x),
+                        "unpack": lambda: hifloat4_unpack(scale, value, dtype)}
+            for name in ("fake-quant", "pack", "unpack"):
+                cases.append((f"{name} {bu.dtype_label(dtype)} {bu.format_size(n)}",
+                              lambda make=make, name=name: make()[name]()))
+    return bu.npu_estimate_tables(cases, args, "hifloat4_cast: estimated NPU kernel time per call")

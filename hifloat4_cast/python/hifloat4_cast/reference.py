@@ -1,8 +1,8 @@
 """Executable spec of HiFloat4 (HiF4): the test oracle for the ``hifloat4_cast`` operators.
 
-This module is spec C7 of ``shared/spec/hifloat4.md``. It is pure PyTorch: it calls no compiled
-code and no ``torch.ops.amct``, it is deterministic, and every step is commented with the spec
-section it implements. All arithmetic is IEEE fp32 with round-to-nearest-even, as in A2; powers
+This module is the format's executable definition; ``docs/hifloat4.md`` describes it in prose,
+under the same section labels (A2, A3, ...) as the step comments here. It is pure PyTorch: it
+calls no compiled code and no ``torch.ops.amct``, and it is deterministic. All arithmetic is IEEE fp32 with round-to-nearest-even, as in A2; powers
 of two are built from their bit patterns, so no scaling depends on a ``pow`` implementation.
 
 * :func:`hifloat4_fake_quant_ref` -- A2: 64-element blocks along ``qdim``, same shape and dtype.

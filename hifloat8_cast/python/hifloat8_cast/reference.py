@@ -1,8 +1,8 @@
 """Executable spec of HiFloat8 (HiF8): the test oracle for the ``hifloat8_cast`` operators.
 
-This module is spec C7 of ``shared/spec/hifloat8.md``. It is pure PyTorch on integer bit views:
-it calls no compiled code and no ``torch.ops.amct``, and it is deterministic on the CPU. Each step
-is commented with the spec section it implements.
+This module is the format's executable definition; ``docs/hifloat8.md`` describes it in prose,
+under the same section labels (A3, A4, ...) as the step comments here. It is pure PyTorch on
+integer bit views: it calls no compiled code and no ``torch.ops.amct``, and it is deterministic.
 
 * :func:`encode_to_hifloat8_ref` -- fp16/bf16 -> uint8 codes, the A4 bit-level algorithm.
 * :func:`decode_from_hifloat8_ref` -- uint8 codes -> fp16/bf16/fp32, exact (A1, A3).

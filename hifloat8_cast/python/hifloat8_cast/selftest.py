@@ -13,6 +13,10 @@ inputs (all 65536 fp16/bf16 patterns, all 256 codes), 0-d / 4-d / transposed / s
 expanded inputs, empty inputs (no kernel launch), a multi-block input, and on the CPU the
 independence of thread count, emulated core count and UB size; fake-quant's straight-through
 gradient.
+
+On the CPU every case runs twice: on the op (native C++) and on the AscendC kernel through the
+kernel sim (the private ``_<op>_emulated`` ops, reported under that name), which is what the NPU
+runs. The emulated core count and UB size matter to the kernel only, so those cases run there.
 """
 import torch
 
@@ -23,6 +27,15 @@ from amct_ops.hifloat8_cast import reference as ref
 SEED = 20240601
 F16, BF16, F32, U8 = torch.float16, torch.bfloat16, torch.float32, torch.uint8
 ENCODE, DECODE, FAKE_QUANT = "encode_to_hifloat8", "decode_from_hifloat8", "hifloat8_fake_quant"
+
+
+def _emulated(op):
+    return f"_{op}_emulated"
+
+
+def _emulated_op(op):
+    """The AscendC kernel of ``op`` through the kernel sim (CPU only)."""
+    return getattr(torch.ops.amct, _emulated(op))
 
 # A6 worked examples (input bits -> code), plus the A6 NaN rows.
 A6_ENCODE = {
@@ -178,8 +191,8 @@ def _layout_cases(make_input):
     ]
 
 
-def _cpu_independence(device, op, fn, inp, reference, out_dtype, label):
-    """CPU only: same bits with 1 thread, and with emulated 1 / 7 cores and a 40 KB UB."""
+def _cpu_independence(device, op, fn, inp, reference, out_dtype, label, kernel=False):
+    """CPU only: same bits with 1 thread, and for the emulated kernel with 1 / 7 cores and a 40 KB UB."""
     if device.type != "cpu":
         return []
     out = []
@@ -193,6 +206,8 @@ def _cpu_independence(device, op, fn, inp, reference, out_dtype, label):
             torch.set_num_threads(saved)
 
     out.append(check_case(op, "1 thread", one_thread, inp, reference, device, out_dtype, dtype=label))
+    if not kernel:
+        return out
     try:
         from amct_ops._sim import sim_platform
     except Exception as exc:  # pragma: no cover - the common library is always staged
@@ -209,8 +224,10 @@ def _cpu_independence(device, op, fn, inp, reference, out_dtype, label):
     return out
 
 
-def _encode_cases(device, dtype):
+def _encode_cases(device, dtype, emulated=False):
     op, fn, reference = ENCODE, encode_to_hifloat8, ref.encode_to_hifloat8_ref
+    if emulated:
+        op, fn = _emulated(ENCODE), _emulated_op(ENCODE)
     label = dtype_name(dtype)
     rows = []
 
@@ -235,25 +252,27 @@ def _encode_cases(device, dtype):
             raise AssertionError("the output requires grad")
         return y
 
-    case("requires_grad input", _random_values((1000,), dtype, offset=3), f=no_grad_out)
+    if not emulated:  # the private op has no autograd registration
+        case("requires_grad input", _random_values((1000,), dtype, offset=3), f=no_grad_out)
     for name, base, view in _layout_cases(lambda shape, off: _random_values(shape, dtype, offset=off)):
         case(name, base, view=view)
     rows += _cpu_independence(device, op, fn, _random_values((300007,), dtype, offset=21), reference, U8,
-                              label)
+                              label, kernel=emulated)
     return rows
 
 
-def _decode_cases(device, out_dtype, default=False):
-    op = DECODE
+def _decode_cases(device, out_dtype, default=False, emulated=False):
+    op = _emulated(DECODE) if emulated else DECODE
+    decode = _emulated_op(DECODE) if emulated else decode_from_hifloat8
     if default:
         label = "bfloat16 (default)"
         out_dtype = BF16
 
         def fn(x):
-            return decode_from_hifloat8(x)
+            return decode(x)
 
         def fn_none(x):
-            return decode_from_hifloat8(x, dtype=None)
+            return decode(x, dtype=None)
 
         def reference(c):
             return ref.decode_from_hifloat8_ref(c)
@@ -261,7 +280,7 @@ def _decode_cases(device, out_dtype, default=False):
         label = dtype_name(out_dtype)
 
         def fn(x):
-            return decode_from_hifloat8(x, dtype=out_dtype)
+            return decode(x, dtype=out_dtype)
 
         fn_none = None
 
@@ -299,7 +318,7 @@ def _decode_cases(device, out_dtype, default=False):
 
     for name, base, view in _layout_cases(make):
         case(name, base, view=view)
-    rows += _cpu_independence(device, op, fn, make((300007,), 22), reference, out_dtype, label)
+    rows += _cpu_independence(device, op, fn, make((300007,), 22), reference, out_dtype, label, kernel=emulated)
     return rows
 
 
@@ -330,8 +349,10 @@ def _ste_case(device, dtype):
     return result(FAKE_QUANT, name, label, same, detail, got.device)
 
 
-def _fake_quant_cases(device, dtype):
+def _fake_quant_cases(device, dtype, emulated=False):
     op, fn, reference = FAKE_QUANT, hifloat8_fake_quant, ref.hifloat8_fake_quant_ref
+    if emulated:
+        op, fn = _emulated(FAKE_QUANT), _emulated_op(FAKE_QUANT)
     label = dtype_name(dtype)
     rows = []
 
@@ -356,8 +377,9 @@ def _fake_quant_cases(device, dtype):
     for name, base, view in _layout_cases(lambda shape, off: _random_values(shape, dtype, offset=off)):
         case(name, base, view=view)
     rows += _cpu_independence(device, op, fn, _random_values((300007,), dtype, -9, 6, offset=23), reference,
-                              dtype, label)
-    rows.append(_ste_case(device, dtype))
+                              dtype, label, kernel=emulated)
+    if not emulated:
+        rows.append(_ste_case(device, dtype))
     return rows
 
 
@@ -365,11 +387,12 @@ def run(device):
     """All hifloat8_cast cases on ``device`` (a torch.device) -> list of result dicts."""
     device = torch.device(device)
     rows = []
-    for dtype in (F16, BF16):
-        rows += _encode_cases(device, dtype)
-    for dtype in (F16, BF16, F32):
-        rows += _decode_cases(device, dtype)
-    rows += _decode_cases(device, BF16, default=True)
-    for dtype in (F16, BF16, F32):
-        rows += _fake_quant_cases(device, dtype)
+    for emulated in ((False, True) if device.type == "cpu" else (False,)):
+        for dtype in (F16, BF16):
+            rows += _encode_cases(device, dtype, emulated)
+        for dtype in (F16, BF16, F32):
+            rows += _decode_cases(device, dtype, emulated=emulated)
+        rows += _decode_cases(device, BF16, default=True, emulated=emulated)
+        for dtype in (F16, BF16, F32):
+            rows += _fake_quant_cases(device, dtype, emulated)
     return rows

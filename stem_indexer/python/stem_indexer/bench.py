@@ -173,3 +173,24 @@ def _notes(results, args, causal):
         notes.append(f"- bar: op >= {bar:.0f}x faster than reference.py at {bu.format_size(tokens)}: {ratio:.1f}x: "
                      f"{'met' if ratio >= bar else 'NOT met'}")
     return notes
+
+
+def npu_estimate(args):
+    """``--npu-estimate``: the AscendC selection kernel (run by ``_npu_stem_indexer_emulated``), estimated
+    by the kernel sim's cost model. The score matmuls (the cube part) are not modelled yet."""
+    sizes = sorted({n for g in args.sizes for n in g}) if args.sizes else bu.parse_sizes(
+        QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    causal = not args.non_causal
+    emulated = torch.ops.amct._npu_stem_indexer_emulated
+    cases = []
+    for tokens in sizes:
+        qflat, kflat, vbias, lens = _inputs(tokens, args.seed)
+        md = npu_stem_indexer_metadata(lens, lens, NQ, NK, causal=causal)
+        cases.append((f"{tokens // 1024}K tokens{'' if causal else ' non-causal'}",
+                      lambda q=qflat, k=kflat, v=vbias, ln=lens, m=md: emulated(
+                          q, k, v, ln, ln, metadata=m, causal=causal, alpha=args.alpha)))
+    return bu.npu_estimate_tables(
+        cases, args, "stem_indexer: estimated NPU time of the AscendC selection kernel per call",
+        notes=["stem_indexer: only the AscendC kernel (block scores -> budgeted Top-K selection, vector) is "
+               "estimated; the score matmuls are not modelled yet (no cube pipes in the model): the row is a "
+               "lower bound of the op, not its time."])

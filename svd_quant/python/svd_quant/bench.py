@@ -185,3 +185,34 @@ def _notes(quant, svd, args):
         notes.append(f"- svd_quant {'x'.join(map(str, shape))} / bf16 matmul: {ratio:.2f}x (bar <= {limit}x): "
                      + ("met" if ratio <= limit else "NOT met"))
     return notes
+
+
+def npu_estimate(args):
+    """``--npu-estimate``: the AscendC kernel (the MXFP4 quantizer) of mxfp4_quantize and of svd_quant,
+    estimated by the kernel sim's cost model. The matmuls of svd_quant are not modelled yet."""
+    sizes = (list(dict.fromkeys(n for group in args.sizes for n in group)) if args.sizes is not None
+             else bu.parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
+    dtypes = (list(dict.fromkeys(d for group in args.dtypes for d in group)) if args.dtypes is not None
+              else [torch.bfloat16])
+    shapes = ([s for group in args.shapes for s in group] if args.shapes is not None
+              else [_shape(t) for t in (QUICK_SHAPES if args.quick else DEFAULT_SHAPES)])
+    cases = []
+    for dtype in dtypes:
+        for n in sizes:
+            def quantize(n=n, dtype=dtype):
+                x = torch.randn(n // ROW, ROW, generator=torch.Generator().manual_seed(args.seed)).to(dtype)
+                mxfp4_quantize(x)
+            cases.append((f"mxfp4_quantize {bu.dtype_label(dtype)} {bu.format_size(n)}", quantize))
+    for s, k, n, r in shapes:
+        g = torch.Generator().manual_seed(args.seed)
+        x = torch.randn(s, k, generator=g).to(torch.bfloat16)
+        codes, scales = mxfp4_quantize(torch.randn(n, k, generator=g))
+        down = (torch.randn(k, r, generator=g) / k ** 0.5).to(torch.bfloat16)
+        up = torch.randn(r, n, generator=g).to(torch.bfloat16)
+        cases.append((f"svd_quant S,K,N,R={s},{k},{n},{r} (vector part)",
+                      lambda x=x, codes=codes, scales=scales, down=down, up=up: svd_quant(x, codes, scales, down, up)))
+    return bu.npu_estimate_tables(
+        cases, args, "svd_quant: estimated NPU time of the AscendC (vector) kernels per call",
+        notes=["svd_quant: only its AscendC kernel (the activation quantizer) is estimated; the matmuls "
+               "(MXFP4 main GEMM and the low-rank branch) are not modelled yet (no cube pipes in the model): "
+               "the row is a lower bound of the op, not its time."])

@@ -1,4 +1,4 @@
-"""Executable spec of the svd_quant package (shared/spec/mxfp4_svd_quant.md A2, A3, A5).
+"""Executable spec of the svd_quant package (docs/mxfp4.md A2, A3, A5).
 
 Pure PyTorch, no amct_ops operator: the oracle of the tests. Literal transcriptions of the
 spec: exponents via ``torch.frexp`` on float64 (exact for every fp16/bf16/fp32 value), the

@@ -1,0 +1,291 @@
+// amct kernel sim, NPU cost model: per block, a timeline per pipe built from the emulated
+// instruction stream, with the numbers of sim_cost_table.h. It estimates; it never measures.
+// Internal header (sim_context.h includes it): kernels include "kernel_operator.h".
+//
+// Rules (model version cost::kModelVersion):
+// * The scalar unit S issues every instruction in program order at its time `sNow` (plus
+//   scalarIssueCycles). An instruction on pipe P starts when it is issued, P is free and P's
+//   waits are satisfied: start = max(sNow, free[P], wait[P]); P is busy for its duration; its
+//   result is complete `latency` later (DMA only).
+// * Waits: WaitFlag<P_Q> makes Q (or, for Q = S, the scalar unit) wait for everything P had
+//   issued at the SetFlag; the queue edges do the same (VECIN EnQue -> DeQue: MTE2 -> V; VECIN
+//   FreeTensor -> AllocTensor: V -> MTE2; VECOUT: V -> MTE3 and MTE3 -> V); PipeBarrier<PIPE_ALL>
+//   waits for every pipe; PipeBarrier<PIPE_X> makes X wait for its own earlier results.
+// * Scalar UB access (LocalTensor GetValue/SetValue, the auto-sync bisheng inserts): a read waits
+//   for the last V/MTE2 write of its 32-B block; a write also for the last V/MTE3 read.
+// * The kernel time is the slowest block's end (all pipes and S idle) plus the launch cost.
+// Not modelled: instruction queue depths (S may run arbitrarily far ahead), bank conflicts, L2,
+// the scalar arithmetic between API calls (folded into scalarUbCycles), the cube pipes.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "amct_sim_host.h"
+#include "sim_cost_table.h"
+#include "sim_types.h"
+
+namespace amct_sim {
+namespace detail {
+
+constexpr int kCostEvents = 64;  // >= number of AscendC::HardEvent values
+constexpr int kCostEventIds = 8;
+
+inline cost::VecClass ClassifyVectorApi(const char* api) {
+  using namespace cost;
+  auto is = [api](const char* s) { return std::strcmp(api, s) == 0; };
+  auto starts = [api](const char* s) { return std::strncmp(api, s, std::strlen(s)) == 0; };
+  if (is("Cast")) return kVecCast;
+  if (starts("Compare") || starts("Select")) return kVecCompare;
+  if (is("Div")) return kVecDiv;
+  if (is("Exp") || is("Ln") || is("Sqrt")) return kVecTranscend;
+  if (std::strstr(api, "Reduce") != nullptr) return kVecReduce;
+  if (is("Gather")) return kVecGather;
+  if (is("GatherMask") || is("Brcb")) return kVecRearrange;
+  if (starts("DataCopy")) return kVecCopy;
+  return kVecSimple;
+}
+
+// The timeline of one block.
+class CostBlock {
+ public:
+  void Reset(const cost::ArchTable* table, const uint8_t* ub, uint32_t ubBytes, double dmaBytesPerCycle) {
+    t_ = table;
+    ub_ = ub;
+    dmaBytesPerCycle_ = dmaBytesPerCycle;
+    sNow_ = 0;
+    for (int p = 0; p < cost::kPipes; ++p) free_[p] = done_[p] = wait_[p] = busy_[p] = last_[p] = 0, ops_[p] = 0;
+    ubWrite_.assign(ubBytes / 32 + 1, 0.0);
+    ubRead_.assign(ubBytes / 32 + 1, 0.0);
+    for (auto& row : flag_) std::fill(std::begin(row), std::end(row), 0.0);
+    enq_.clear();
+    freed_.clear();
+  }
+
+  // ---- instructions on a pipe ----
+  void Vector(const char* api, uint32_t widestElemBytes, uint64_t repeats) {
+    const cost::VecCost& v = t_->vec[ClassifyVectorApi(api)];
+    const double perRepeat = widestElemBytes >= 4 ? v.cyclesPerRepeat32 : v.cyclesPerRepeat16;
+    Issue(cost::kV, t_->vecIssueCycles.value + perRepeat * static_cast<double>(repeats), 0.0);
+  }
+  // Count forms: repeats of 256 B over `bytes` of the widest operand.
+  void VectorBytes(const char* api, uint32_t widestElemBytes, uint64_t bytes) {
+    Vector(api, widestElemBytes, (bytes + 255) / 256);
+  }
+  void Dma(int pipe, uint64_t rows, uint64_t rowBytes) {
+    const double bytes = static_cast<double>(rows) * static_cast<double>((rowBytes + 31) / 32 * 32);
+    const double busy = t_->dmaIssueCycles.value + (rows > 1 ? t_->dmaBurstCycles.value * rows : 0.0) +
+                        bytes / dmaBytesPerCycle_;
+    Issue(pipe, busy, t_->dmaLatencyCycles.value);
+    bytes_[pipe] += bytes;
+  }
+
+  // ---- UB footprints of the newest instruction of a pipe (for the scalar accesses) ----
+  void Stamp(int pipe, uint32_t off, uint32_t bytes, bool write) {
+    if (bytes == 0) return;
+    std::vector<double>& v = write ? ubWrite_ : ubRead_;
+    const size_t b0 = off >> 5, b1 = std::min<size_t>((static_cast<size_t>(off) + bytes + 31) >> 5, v.size());
+    const double t = last_[pipe];
+    for (size_t b = b0; b < b1; ++b) v[b] = std::max(v[b], t);
+  }
+
+  // ---- the scalar unit ----
+  void ScalarUb(const void* ptr, bool write) {
+    const size_t b = static_cast<size_t>(static_cast<const uint8_t*>(ptr) - ub_) >> 5;
+    double t = sNow_;
+    if (b < ubWrite_.size()) {
+      t = std::max(t, ubWrite_[b]);
+      if (write) t = std::max(t, ubRead_[b]);
+    }
+    sNow_ = t + t_->scalarUbCycles.value;
+    busy_[cost::kS] += t_->scalarUbCycles.value;
+    ++ops_[cost::kS];
+  }
+  void ScalarGm() {
+    sNow_ += t_->scalarGmCycles.value;
+    busy_[cost::kS] += t_->scalarGmCycles.value;
+    ++ops_[cost::kS];
+  }
+
+  // ---- dependencies ----
+  void SetFlag(int evt, int id, int src) { flag_[evt & 63][id & 7] = std::max(sNow_, src == cost::kS ? sNow_ : done_[src]); }
+  void WaitFlag(int evt, int id, int dst) { WaitFor(dst, flag_[evt & 63][id & 7]); }
+  void BarrierAll() {
+    double t = sNow_;
+    for (int p = 0; p < cost::kPipes; ++p) t = std::max(t, done_[p]);
+    sNow_ = t;
+    for (int p = 0; p < cost::kPipes; ++p) wait_[p] = std::max(wait_[p], t);
+  }
+  void BarrierPipe(int pipe) { wait_[pipe] = std::max(wait_[pipe], done_[pipe]); }
+  void Barrier(pipe_t pipe) {
+    switch (pipe) {
+      case PIPE_ALL: BarrierAll(); break;
+      case PIPE_V: BarrierPipe(cost::kV); break;
+      case PIPE_MTE2: BarrierPipe(cost::kMte2); break;
+      case PIPE_MTE3: BarrierPipe(cost::kMte3); break;
+      default: break;  // rejected by PipeBarrier's checks
+    }
+  }
+  // Queue edges: producer/consumer pipes of the queue's position; bufId names the block.
+  void EnQue(int producer, int32_t bufId) { Slot(enq_, bufId) = std::max(sNow_, done_[producer]); }
+  void DeQue(int consumer, int32_t bufId) { WaitFor(consumer, Slot(enq_, bufId)); }
+  void Free(int consumer, int32_t bufId) { Slot(freed_, bufId) = std::max(sNow_, done_[consumer]); }
+  void Alloc(int producer, int32_t bufId) { WaitFor(producer, Slot(freed_, bufId)); }
+
+  // ---- results ----
+  double EndCycles() const {
+    double t = sNow_;
+    for (int p = 0; p < cost::kPipes; ++p) t = std::max(t, std::max(done_[p], free_[p]));
+    return t;
+  }
+  double Busy(int p) const { return busy_[p]; }
+  uint64_t Ops(int p) const { return ops_[p]; }
+  double Bytes(int p) const { return bytes_[p]; }
+  double ScalarNow() const { return sNow_; }
+
+ private:
+  void Issue(int pipe, double busy, double latency) {
+    const double start = std::max(sNow_, std::max(free_[pipe], wait_[pipe]));
+    sNow_ += t_->scalarIssueCycles.value;
+    busy_[cost::kS] += t_->scalarIssueCycles.value;
+    free_[pipe] = start + busy;
+    last_[pipe] = start + busy + latency;
+    done_[pipe] = std::max(done_[pipe], last_[pipe]);
+    busy_[pipe] += busy;
+    ++ops_[pipe];
+  }
+  void WaitFor(int pipe, double t) {
+    if (pipe == cost::kS) {
+      sNow_ = std::max(sNow_, t);
+    } else {
+      wait_[pipe] = std::max(wait_[pipe], t);
+    }
+  }
+  static double& Slot(std::vector<double>& v, int32_t bufId) {
+    const size_t i = bufId < 0 ? 0 : static_cast<size_t>(bufId);
+    if (i >= v.size()) v.resize(i + 1, 0.0);
+    return v[i];
+  }
+
+  const cost::ArchTable* t_ = nullptr;
+  const uint8_t* ub_ = nullptr;
+  double dmaBytesPerCycle_ = 1;
+  double sNow_ = 0;
+  double free_[cost::kPipes] = {};  // pipe occupied until
+  double done_[cost::kPipes] = {};  // every result of the pipe complete at
+  double wait_[cost::kPipes] = {};  // the pipe's next instruction may not start before
+  double last_[cost::kPipes] = {};  // completion of the pipe's newest instruction
+  double busy_[cost::kPipes] = {};
+  double bytes_[cost::kPipes] = {};
+  uint64_t ops_[cost::kPipes] = {};
+  std::vector<double> ubWrite_, ubRead_;  // per 32-B UB block: completion of its last V/MTE2 write, V/MTE3 read
+  double flag_[kCostEvents][kCostEventIds] = {};
+  std::vector<double> enq_, freed_;  // per queue block (buffer id)
+};
+
+// The block being emulated on this thread when the cost model is on (else null): the scalar
+// accessors, which have no block context at hand, read it.
+inline thread_local CostBlock* t_cost = nullptr;
+
+// One launch's estimate: created by Launch when the model is on.
+class CostLaunch {
+ public:
+  // Null when the model is off (one relaxed atomic read per launch).
+  static std::unique_ptr<CostLaunch> ForLaunch(const char* kernel, uint32_t blockDim, uint32_t arenaBytes) {
+    uint32_t sample = 0;
+    const int arch = amct_sim_state_cost_get(&sample);
+    if (arch == 0) return nullptr;
+    const cost::ArchTable* table = cost::TableForArch(arch);
+    if (table == nullptr) return nullptr;
+    std::unique_ptr<CostLaunch> l(new CostLaunch());
+    l->table_ = table;
+    l->kernel_ = kernel;
+    l->blockDim_ = blockDim;
+    l->arenaBytes_ = arenaBytes;
+    l->dmaBytesPerCycle_ = cost::CoreDmaBytesPerCycle(*table, blockDim);
+    l->runs_.assign(blockDim, sample == 0 || sample >= blockDim ? 1 : 0);
+    if (sample > 0 && sample < blockDim) {
+      const uint32_t k = std::max<uint32_t>(sample, 2);
+      for (uint32_t i = 0; i < k; ++i) l->runs_[static_cast<size_t>(i) * (blockDim - 1) / (k - 1)] = 1;
+    }
+    l->results_.resize(blockDim);
+    return l;
+  }
+
+  bool Runs(uint32_t block) const { return runs_[block] != 0; }
+
+  CostBlock* Begin(const uint8_t* ub) {
+    thread_local std::unique_ptr<CostBlock> storage;
+    if (!storage) storage.reset(new CostBlock());
+    storage->Reset(table_, ub, arenaBytes_, dmaBytesPerCycle_);
+    return storage.get();
+  }
+
+  // Called by the block's thread at its end (each block writes only its own result).
+  void End(uint32_t block, const CostBlock& b) {
+    Result& r = results_[block];
+    r.ran = true;
+    r.cycles = b.EndCycles();
+    for (int p = 0; p < cost::kPipes; ++p) {
+      r.busy[p] = b.Busy(p);
+      r.ops[p] = b.Ops(p);
+    }
+  }
+
+  // After the launch: the slowest block's record goes to the process-wide list.
+  void Finish() const {
+    CostRecord rec;
+    std::memset(&rec, 0, sizeof(rec));
+    std::strncpy(rec.kernel, kernel_, sizeof(rec.kernel) - 1);
+    rec.tableArch = table_->arch;
+    rec.buildArch = __NPU_ARCH__;
+    rec.blockDim = blockDim_;
+    int slowest = -1;
+    for (uint32_t i = 0; i < blockDim_; ++i) {
+      if (!results_[i].ran) continue;
+      ++rec.blocksRun;
+      if (slowest < 0 || results_[i].cycles > results_[static_cast<size_t>(slowest)].cycles) slowest = static_cast<int>(i);
+    }
+    if (slowest < 0) return;
+    const Result& s = results_[static_cast<size_t>(slowest)];
+    rec.slowestBlock = static_cast<uint32_t>(slowest);
+    rec.slowestCycles = s.cycles;
+    for (int p = 0; p < cost::kPipes; ++p) {
+      rec.busy[p] = s.busy[p];
+      rec.ops[p] = s.ops[p];
+    }
+    rec.clockGHz = table_->clockGHz.value;
+    rec.launchUs = table_->launchUs.value;
+    rec.estimateUs = rec.launchUs + s.cycles / (rec.clockGHz * 1e3);
+    amct_sim_state_cost_record(&rec);
+  }
+
+ private:
+  struct Result {
+    bool ran = false;
+    double cycles = 0;
+    double busy[cost::kPipes] = {};
+    uint64_t ops[cost::kPipes] = {};
+  };
+  const cost::ArchTable* table_ = nullptr;
+  const char* kernel_ = "";
+  uint32_t blockDim_ = 0;
+  uint32_t arenaBytes_ = 0;
+  double dmaBytesPerCycle_ = 1;
+  std::vector<uint8_t> runs_;
+  std::vector<Result> results_;
+};
+
+}  // namespace detail
+}  // namespace amct_sim
+
+// Hooks in the primitives: one branch on a pointer the block context already holds when the
+// model is off. `k` is the block's CostBlock* (BlockCtx::cost).
+#define AMCT_SIM_COST(k, call)                 \
+  do {                                         \
+    if (__builtin_expect((k) != nullptr, 0)) { \
+      (k)->call;                               \
+    }                                          \
+  } while (0)

@@ -1,0 +1,147 @@
+"""Figures and the markdown report of ``python -m amct_ops bench``.
+
+* :func:`plot_results` -- ``bench <pkg> --plot out.png``: throughput against problem size, one
+  panel per (part, dtype) of the package's raw results, one line per timed callable, so each
+  operator is drawn beside the baselines measured in the same run. It reads the protocol's
+  ``results`` rows (see ``_cli.py``): any row with ``time_s`` and a size (``elements`` or
+  ``tokens``) is a point, so a kernel or baseline a package adds later appears without a change
+  here. matplotlib is optional (``pip install amct_ops[plot]``).
+* :func:`markdown_report` -- ``bench --all --markdown``: one document with the date, the command,
+  the machine and every package's tables and notes, as its ``--json`` object gives them.
+"""
+import datetime
+
+from amct_ops import _benchutil as bu
+
+__all__ = ["MatplotlibMissing", "markdown_report", "plot_results", "require_matplotlib"]
+
+SIZE_KEYS = ("elements", "tokens")
+PLOT_HINT = "pip install 'amct_ops[plot]' (or: pip install matplotlib)"
+
+
+class MatplotlibMissing(Exception):
+    """``--plot`` was asked for and matplotlib does not import."""
+
+
+def require_matplotlib():
+    """The ``matplotlib.pyplot`` module on the non-interactive Agg backend."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise MatplotlibMissing(f"--plot needs matplotlib, which is not installed: {PLOT_HINT}") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _size_of(row):
+    for key in SIZE_KEYS:
+        if key in row:
+            return key, row[key]
+    return None, None
+
+
+def plot_series(results):
+    """``{panel title: {kernel: [(size, throughput per s), ...]}}`` and the size unit per panel."""
+    panels, units = {}, {}
+    for r in results:
+        key, size = _size_of(r)
+        seconds = r.get("time_s")
+        if key is None or not seconds or seconds <= 0:
+            continue
+        parts = [str(r[k]) for k in ("part", "dtype") if k in r]
+        title = ", ".join(parts) if parts else "all sizes"
+        panels.setdefault(title, {}).setdefault(str(r["kernel"]), []).append((size, size / seconds))
+        units[title] = key
+    for kernels in panels.values():
+        for points in kernels.values():
+            points.sort()
+    return panels, units
+
+
+def plot_results(package, results, path, facts=None):
+    """Write the throughput figure of one package's results to ``path``; returns the panel count."""
+    plt = require_matplotlib()
+    from matplotlib import ticker
+
+    panels, units = plot_series(results)
+    if not panels:
+        raise ValueError(f"the {package} benchmark reported no timed rows with a size to plot")
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(max(7.0, 5.2 * n), 4.4), squeeze=False)
+    for ax, (title, kernels) in zip(axes[0], sorted(panels.items())):
+        for kernel, points in sorted(kernels.items()):
+            xs, ys = zip(*points)
+            ax.plot(xs, [y / 1e6 for y in ys], marker="o", label=kernel)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: bu.format_size(int(v))))
+        ax.set_xlabel(units[title])
+        ax.set_ylabel(f"M{units[title]} / s")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    sub = ""
+    if facts:
+        sub = (f"\n{facts.get('cpu_model', '?')}, {facts.get('nproc', '?')} CPUs, torch "
+               f"{facts.get('torch', '?')}, {facts.get('torch_threads', '?')} threads, "
+               f"load {facts.get('load_average_before', '?')}")
+        if bu.busy_warning(facts.get("load_average_before"), facts.get("nproc")):
+            sub += "\nmeasured on an overloaded machine: unreliable"
+    fig.suptitle(f"amct_ops bench {package}: throughput against size{sub}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return n
+
+
+def machine_line(facts):
+    sim = facts.get("sim_platform")
+    return (f"{facts.get('cpu_model')} ({facts.get('machine')}), {facts.get('nproc')} CPUs available, "
+            f"torch threads {facts.get('torch_threads')}; python {facts.get('python')}, torch "
+            f"{facts.get('torch')}; amct_ops {facts.get('amct_ops')}, backend {facts.get('backend')}, "
+            f"soc {facts.get('soc')}, device {facts.get('device')}"
+            + (f"; kernel sim {sim['aiv_cores']} AIV cores, {sim['ub_bytes']} B UB" if sim else ""))
+
+
+def markdown_report(command, runs, now=None):
+    """The markdown document of ``bench --all --markdown``.
+
+    ``runs``: ``[(package, description, payload or None, reason)]`` where payload is the
+    package's ``--json`` object and reason says why it is missing.
+    """
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    lines = ["# Performance", "",
+             "Generated by a command, not edited by hand: regenerate it with",
+             "", "```bash", command, "```", "",
+             f"Date: {now.strftime('%Y-%m-%d %H:%M UTC')}.",
+             "Every ratio is against a baseline timed in the same run, with the samples interleaved; "
+             "the load average is the 1-minute one as each benchmark started.", ""]
+    busy = [(pkg, p["machine"]) for pkg, _, p, _ in runs
+            if p is not None and bu.busy_warning(p["machine"].get("load_average_before"), p["machine"].get("nproc"))]
+    if busy:
+        loads = ", ".join(f"{pkg} {m.get('load_average_before')}" for pkg, m in busy)
+        lines += [f"**Warning: measured on an overloaded machine** (1-minute load average as each benchmark "
+                  f"started, on {busy[0][1].get('nproc')} CPUs: {loads}). Other work competed with every "
+                  "timing, so even the same-run ratios below are unreliable: regenerate on a quiet machine "
+                  "before quoting them.", ""]
+    for package, description, payload, reason in runs:
+        lines += [f"## {package}", "", description, ""]
+        if payload is None:
+            lines += [f"Not measured: {reason}", ""]
+            continue
+        facts = payload.get("machine", {})
+        lines += [f"Machine: {machine_line(facts)}; load average {facts.get('load_average_before')}.", ""]
+        busy = bu.busy_warning(facts.get("load_average_before"), facts.get("nproc"))
+        if busy:
+            lines += [busy, ""]
+        for table in payload.get("tables", []):
+            if table.get("title"):
+                lines += [f"### {table['title']}", ""]
+            lines += [bu.markdown_table(table["columns"], table["rows"]), ""]
+        notes = [n for n in payload.get("notes", [])]
+        if notes:
+            lines += notes + [""]
+    return "\n".join(lines).rstrip() + "\n"
