@@ -298,6 +298,32 @@ def svd_cells():
                       accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((3, 0, 40), torch.bfloat16)))),
             "huge": (lambda: svd_quant(x[:1, :1].expand(HUGE // 96, 1, 96), codes, scales, down, up), raises(TOO_BIG)),
         },
+        **qdq_cells(ref, gen),
+    }
+
+
+def qdq_cells(ref, gen):
+    from amct_ops.svd_quant import quant_dequant_mxfp4
+    a = torch.randn(3, 50, generator=gen)
+    anf = a.clone()
+    anf[1, 40] = float("inf")
+    return {
+        "quant_dequant_mxfp4": {
+            "wrong dtype": (lambda: quant_dequant_mxfp4(a.double()),
+                            raises("quant_dequant_mxfp4: x dtype must be", "float32, got float64")),
+            "wrong rank": (lambda: quant_dequant_mxfp4(torch.tensor(1.0)),
+                           raises("quant_dequant_mxfp4: x must have at least 1 dimension")),
+            "wrong device": (lambda: quant_dequant_mxfp4(_sparse(a)), raises("quant_dequant_mxfp4", "Sparse")),
+            "shape mismatch": (lambda: torch.ops.amct.quant_dequant_mxfp4(torch.ones(40), 1.0),
+                               raises("quant_dequant_mxfp4: x.numel() must be a multiple of 32, got 40")),
+            "unsupported attribute": (lambda: quant_dequant_mxfp4(a, 16),
+                                      raises("quant_dequant_mxfp4: block_size must be 32, got 16")),
+            "non-finite": (lambda: quant_dequant_mxfp4(anf),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.quant_dequant_mxfp4_ref(anf)))),
+            "empty": (lambda: quant_dequant_mxfp4(a[:0]),
+                      accepted(lambda t, y: t.assertEqual((tuple(y.shape), y.dtype), ((0, 50), torch.float32)))),
+            "huge": (lambda: quant_dequant_mxfp4(_huge_view(torch.bfloat16, 64)), raises(TOO_BIG)),
+        },
     }
 
 

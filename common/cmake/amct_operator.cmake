@@ -150,9 +150,11 @@ function(amct_add_cpu_kernels target)
   endforeach()
 endfunction()
 
-# amct_add_operator(<op> KERNEL <kernel.cpp> HOST <files...> [CPU_KERNELS <files...>] NPU_HOST <files...>
+# amct_add_operator(<op> KERNEL <kernel.cpp...> HOST <files...> [CPU_KERNELS <files...>] NPU_HOST <files...>
 #                   [NPU_ARCHS <archs...>])
 #
+# KERNEL lists one AscendC source per operator of the package (a package such as svd_quant holds
+# several operators); each is its own translation unit in both libraries.
 # Always builds libamct_<op>.so: schema, Meta, the native CPU implementation (CPU_KERNELS) and
 # the private _<op>_emulated CPU ops, whose kernel is the AscendC source compiled as C++ against
 # the kernel sim. With the NPU
@@ -160,22 +162,28 @@ endfunction()
 # compiled by bisheng for --npu-arch=${AMCT_NPU_ARCH} (skipped with a message when the op
 # has no NPU kernel for that arch).
 function(amct_add_operator op)
-  cmake_parse_arguments(ARG "" "KERNEL" "HOST;CPU_KERNELS;NPU_HOST;NPU_ARCHS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "KERNEL;HOST;CPU_KERNELS;NPU_HOST;NPU_ARCHS" ${ARGN})
   if(NOT ARG_KERNEL OR NOT ARG_HOST)
     message(FATAL_ERROR "amct_add_operator(${op}): KERNEL and HOST are required")
   endif()
   if(NOT ARG_NPU_ARCHS)
     set(ARG_NPU_ARCHS dav-2201 dav-3510)
   endif()
-  get_filename_component(_kernel "${ARG_KERNEL}" ABSOLUTE)
-
-  # One kernel source has one LANGUAGE per directory, so the sim compiles a wrapper TU.
-  set(_wrapper "${CMAKE_CURRENT_BINARY_DIR}/${op}_kernel_sim.cpp")
-  file(WRITE "${_wrapper}.in" "// generated: the AscendC kernel compiled against the kernel sim\n#include \"${_kernel}\"\n")
-  configure_file("${_wrapper}.in" "${_wrapper}" COPYONLY)
+  set(_kernels "")
+  set(_wrappers "")
+  foreach(_source ${ARG_KERNEL})
+    get_filename_component(_kernel "${_source}" ABSOLUTE)
+    get_filename_component(_name "${_source}" NAME_WE)
+    list(APPEND _kernels "${_kernel}")
+    # One kernel source has one LANGUAGE per directory, so the sim compiles a wrapper TU.
+    set(_wrapper "${CMAKE_CURRENT_BINARY_DIR}/${_name}_sim.cpp")
+    file(WRITE "${_wrapper}.in" "// generated: the AscendC kernel compiled against the kernel sim\n#include \"${_kernel}\"\n")
+    configure_file("${_wrapper}.in" "${_wrapper}" COPYONLY)
+    list(APPEND _wrappers "${_wrapper}")
+  endforeach()
 
   set(_cpu amct_${op})
-  add_library(${_cpu} SHARED ${ARG_HOST} "${_wrapper}")
+  add_library(${_cpu} SHARED ${ARG_HOST} ${_wrappers})
   amct_use_torch(${_cpu})
   amct_link_common(${_cpu})
   target_include_directories(${_cpu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
@@ -200,8 +208,8 @@ function(amct_add_operator op)
       return()
     endif()
     set(_npu amct_${op}_npu)
-    set_source_files_properties("${_kernel}" PROPERTIES LANGUAGE ASC)
-    add_library(${_npu} SHARED ${ARG_NPU_HOST} "${_kernel}")
+    set_source_files_properties(${_kernels} PROPERTIES LANGUAGE ASC)
+    add_library(${_npu} SHARED ${ARG_NPU_HOST} ${_kernels})
     amct_use_torch(${_npu})
     amct_use_cann(${_npu})
     target_include_directories(${_npu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"

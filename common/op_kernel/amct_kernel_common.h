@@ -50,4 +50,26 @@ __aicore__ inline void WaitForPipe() {
   AscendC::WaitFlag<event>(id);
 }
 
+// The same UB bytes seen as another element type (for bit operations on float data).
+template <typename U, typename T>
+__aicore__ inline AscendC::LocalTensor<U> As(const AscendC::LocalTensor<T>& t) {
+  return t.template ReinterpretCast<U>();
+}
+
+// A tile of `count` elements of T as float32 (exact widening into `wide` for 16-bit T; fp32 as
+// is), after zeroing the elements from `valid` on (the partial tile's padding up to a quantum).
+template <typename T>
+__aicore__ inline AscendC::LocalTensor<float> WidenTile(const AscendC::LocalTensor<T>& x,
+                                                        AscendC::TBuf<AscendC::TPosition::VECCALC>& wide,
+                                                        uint32_t valid, uint32_t count) {
+  if (count > valid) AscendC::Duplicate(x[valid], T(0.0f), static_cast<int32_t>(count - valid));
+  if constexpr (sizeof(T) == 4) {
+    return x;
+  } else {
+    AscendC::LocalTensor<float> out = wide.Get<float>();
+    AscendC::Cast(out, x, AscendC::RoundMode::CAST_NONE, count);
+    return out;
+  }
+}
+
 }  // namespace amct_kernel

@@ -115,18 +115,6 @@ class Quantiser {
     inQueue_.EnQue(x);
   }
 
-  // The input as fp32 (exact), with a partial tile padded by zero blocks up to the quantum.
-  __aicore__ inline LocalTensor<float> Widen(const LocalTensor<T>& x, uint32_t u, uint32_t blocks) {
-    if (blocks > u) Duplicate(x[u * kBlock], T(0.0f), static_cast<int32_t>((blocks - u) * kBlock));
-    if constexpr (sizeof(T) == 4) {
-      return x;
-    } else {
-      LocalTensor<float> wide = wideBuf_.Get<float>();
-      Cast(wide, x, RoundMode::CAST_NONE, blocks * kBlock);
-      return wide;
-    }
-  }
-
   // Block level (A2 steps 1-4): the scale bytes, the multipliers and the keep words.
   __aicore__ inline void BlockScales(const LocalTensor<float>& x, const LocalTensor<uint8_t>& scale, uint32_t blocks) {
     const int32_t bc = static_cast<int32_t>(blocks);
@@ -208,7 +196,7 @@ class Quantiser {
     LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
     LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
     LocalTensor<T> in = inQueue_.template DeQue<T>();
-    LocalTensor<float> x = Widen(in, u, blocks);
+    LocalTensor<float> x = amct_kernel::WidenTile(in, wideBuf_, u * kBlock, n);  // zero-padded to the quantum
     BlockScales(x, scale, blocks);
     scaleQueue_.EnQue(scale);
     LocalTensor<float> w1 = w1Buf_.Get<float>();

@@ -9,6 +9,7 @@
 >>> x = torch.randn(4, 7, 512, dtype=torch.bfloat16)
 >>> y = svd_quant(x, w_codes, w_scales, down, up)                       # bfloat16 (4, 7, 256)
 >>> layer = SVDQuantLinear.from_linear(torch.nn.Linear(512, 256), rank=32)
+>>> a = quant_dequant_mxfp4(torch.randn(4, 100), inv_scale_factor_scale=1.0)  # MXFP4 fake-quant, (4, 100)
 
 See the package README (svd_quant/README.md in the source tree) for the formats, the exact
 quantizer, the rounding points of svd_quant and the measured numbers.
@@ -19,8 +20,9 @@ from .. import _loader
 
 _loader.load_operator_libraries(_os.path.dirname(_os.path.abspath(__file__)), "svd_quant")
 
-from .ops import OPS, mxfp4_dequantize, mxfp4_quantize, svd_quant  # noqa: E402
+from .ops import OPS, mxfp4_dequantize, mxfp4_quantize, quant_dequant_mxfp4, svd_quant  # noqa: E402
 from .layers import SVDQuantLinear, decompose  # noqa: E402
 from . import reference  # noqa: E402
 
-__all__ = ["OPS", "SVDQuantLinear", "decompose", "mxfp4_dequantize", "mxfp4_quantize", "reference", "svd_quant"]
+__all__ = ["OPS", "SVDQuantLinear", "decompose", "mxfp4_dequantize", "mxfp4_quantize", "quant_dequant_mxfp4", "reference",
+           "svd_quant"]

@@ -12,7 +12,10 @@ In one run, samples interleaved:
   1.5x of torch's latency);
 * ``svd_quant(x, codes, scales, down, up)`` vs the plain bf16 ATen matmul ``x @ w_hat.T`` of
   the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 2048, 2048, 2816,
-  32; bar: svd_quant <= 1.5x the matmul's time).
+  32; bar: svd_quant <= 1.5x the matmul's time);
+* ``quant_dequant_mxfp4(x)`` (flat float32, s = 1) vs torch's float8 round trip
+  ``x.to(torch.float8_e4m3fn).to(torch.float32)`` of the same tensor (16M elements; 1M with
+  ``--quick``; bar: the round trip's time / ours >= 1.0), with min / median / max per call.
 
 Times are the median (``--stat min``: minimum) per call over ``--repeat`` samples after
 ``--warmup`` calls. This is a script, not a test: nothing here runs in the test suite.
@@ -20,7 +23,7 @@ Times are the median (``--stat min``: minimum) per call over ``--repeat`` sample
 import torch
 
 from amct_ops import _benchutil as bu
-from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, svd_quant
+from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, quant_dequant_mxfp4, svd_quant
 from amct_ops.svd_quant import reference as ref
 
 DESCRIPTION = "mxfp4_quantize throughput vs reference.py; svd_quant vs a plain bf16 matmul of the same shape"
@@ -37,6 +40,8 @@ REFERENCE_REPEAT = 3
 DEFAULT_SHAPES = ("2048,2048,2816,32",)
 QUICK_SHAPES = ("256,2048,2816,32",)
 MATMUL_BAR = ((2048, 2048, 2816, 32), 1.5)
+QDQ_SIZE, QDQ_QUICK_SIZE = 16 << 20, 1 << 20
+QDQ_BAR = (16 << 20, 1.0)
 
 
 def _shape(text):
@@ -134,7 +139,41 @@ def run(args):
     min_sample = 0.0005 if args.quick else 0.002
     quant = _quantize_results(sizes, dtypes, args, min_sample, stat)
     svd = _svd_results(shapes, args, min_sample, stat)
-    return {"tables": _tables(quant, svd, stat), "notes": _notes(quant, svd, args), "results": quant + svd}
+    qdq = _qdq_results(QDQ_QUICK_SIZE if args.quick else QDQ_SIZE, args, min_sample, stat)
+    return {"tables": _tables(quant, svd, stat) + [_qdq_table(qdq, stat)],
+            "notes": _notes(quant, svd, args) + _qdq_notes(qdq), "results": quant + svd + qdq}
+
+
+def _qdq_results(n, args, min_sample, stat):
+    g = torch.Generator().manual_seed(args.seed)
+    x = torch.randn(n, generator=g).to(args.device)
+    fns = {"quant_dequant_mxfp4": lambda: quant_dequant_mxfp4(x),
+           "fp8 round trip": lambda: x.to(torch.float8_e4m3fn).to(torch.float32)}
+    stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample, sync=args.sync)
+    return [{"part": "quant_dequant_mxfp4", "elements": n, "kernel": name, "time_s": getattr(st, stat),
+             "max_s": max(st.samples), **st.as_dict()} for name, st in stats.items()]
+
+
+def _qdq_table(qdq, stat):
+    by = {r["kernel"]: r for r in qdq}
+    ours, base = by["quant_dequant_mxfp4"], by["fp8 round trip"]
+    row = [bu.format_size(ours["elements"])]
+    for r in (ours, base):
+        row += [f"{r['min_s'] * 1e3:.2f} / {r['median_s'] * 1e3:.2f} / {r['max_s'] * 1e3:.2f}"]
+    row.append(f"{base['time_s'] / ours['time_s']:.2f}x")
+    return {"title": f"quant_dequant_mxfp4 (float32, flat) vs x.to(float8_e4m3fn).to(float32) (min / median / max ms "
+                     f"per call; ratio of the {stat}s)",
+            "columns": ["elements", "quant_dequant_mxfp4 ms", "fp8 round trip ms", "round trip / ours"], "rows": [row]}
+
+
+def _qdq_notes(qdq):
+    by = {r["kernel"]: r for r in qdq}
+    size, bar = QDQ_BAR
+    if by["quant_dequant_mxfp4"]["elements"] != size:
+        return []
+    ratio = by["fp8 round trip"]["time_s"] / by["quant_dequant_mxfp4"]["time_s"]
+    return [f"- quant_dequant_mxfp4 {bu.format_size(size)} float32 vs the fp8 round trip: {ratio:.2f}x (bar >= {bar}x): "
+            + ("met" if ratio >= bar else "NOT met")]
 
 
 def _index(results, key):

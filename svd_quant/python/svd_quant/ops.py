@@ -2,7 +2,7 @@
 import torch
 
 #: The torch.ops.amct operators of this package.
-OPS = ("mxfp4_quantize", "mxfp4_dequantize", "svd_quant")
+OPS = ("mxfp4_quantize", "mxfp4_dequantize", "svd_quant", "quant_dequant_mxfp4")
 
 
 def mxfp4_quantize(input, round_mode="round", *, out=None):
@@ -57,3 +57,35 @@ def svd_quant(activation, weights, scales, down, up):
     ``activation``'s device. K must be a multiple of 32 (any such K). Not differentiable.
     """
     return torch.ops.amct.svd_quant(activation, weights, scales, down, up)
+
+
+def quant_dequant_mxfp4(x, block_size=32, inv_scale_factor_scale=1.0):
+    """MXFP4 fake-quant of ``x`` (float16, bfloat16 or float32, rank >= 1) along its last dimension.
+
+    Upstream's activation quant-dequant (CANN AMCT experimental ``quant_dequant_mxfp4``), computed
+    exactly: per block of 32 elements (a last dimension that is not a multiple of 32 is zero-padded
+    per row, the padding dropped), ``m = max|x|``, ``raw = max(m * s / 6, 2^-30)`` with ``s`` =
+    ``inv_scale_factor_scale`` rounded to float32, ``scale = 2^E`` with E the integer nearest to
+    ``log2(raw)`` (never a tie), ``out = sign(x) * q * scale`` with ``q`` the E2M1 value nearest
+    ``|x| / scale``, midpoints rounding up, saturating at 6. ``block_size`` must be 32 and ``s``
+    positive and finite. A block holding NaN or +-Inf becomes all NaN; +-0 give +0. Computed in
+    float32 and rounded to x's dtype (exact for bfloat16; float16 can underflow or overflow).
+    Returns a contiguous tensor of x's shape and dtype on x's device.
+
+    The gradient is straight-through: ``grad_x = grad_output``.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"quant_dequant_mxfp4: x must be a torch.Tensor, got {type(x).__name__}")
+    return torch.ops.amct.quant_dequant_mxfp4.last_dim(x, block_size, inv_scale_factor_scale)
+
+
+def _qdq_straight_through(ctx, grad_output):
+    return grad_output, None
+
+
+def _qdq_last_dim_straight_through(ctx, grad_output):
+    return grad_output, None, None
+
+
+torch.library.register_autograd("amct::quant_dequant_mxfp4", _qdq_straight_through)
+torch.library.register_autograd("amct::quant_dequant_mxfp4.last_dim", _qdq_last_dim_straight_through)

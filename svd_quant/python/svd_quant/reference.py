@@ -133,3 +133,79 @@ def svd_quant_ref(activation, weights, scales, down, up, accum_dtype=torch.float
     fp4 = rne(xq @ wq.T)
     out = rne(low_rank.to(acc) + fp4.to(acc))
     return out.reshape(lead + (n,))
+
+
+# quant_dequant_mxfp4 (the activation fake-quant of upstream's experimental ops; README section
+# "quant_dequant_mxfp4"). Per block of 32 along the last dimension: m = max|x|, raw = max(m * s / 6,
+# 2^-30) with s = float32(inv_scale_factor_scale), scale = 2^E with E the integer nearest to
+# log2(raw), out = sign(x) * e2m1_round_half_up(|x| / scale) * scale, then rounded to x's dtype.
+#
+# Exactness: m * s is exact in float64 (two 24-bit significands). log2(raw) is never a tie: a tie
+# needs raw = 2^(k + 1/2), irrational, while raw is rational. So E = floor(log2(raw * sqrt(2))) =
+# floor(log2(m * s)) - 3 + [M >= 3 sqrt(2) / 4] for m * s = M * 2^k (M in [1, 2)), and M >= c for
+# the irrational c is M >= the smallest double above c, found with exact rational arithmetic.
+QDQ_MIN_EXPONENT = -30
+QDQ_MIDPOINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)  # |y| >= t moves up to the next value
+
+
+def _smallest_double_at_least(square):
+    """The smallest float64 d > 0 with d * d >= square (a Fraction), by exact comparison."""
+    import math
+    from fractions import Fraction
+
+    d = math.sqrt(float(square))
+    while Fraction(d) ** 2 >= square:
+        d = math.nextafter(d, 0.0)
+    while Fraction(d) ** 2 < square:
+        d = math.nextafter(d, math.inf)
+    return d
+
+
+def _qdq_mantissa_threshold():
+    from fractions import Fraction
+
+    return _smallest_double_at_least(Fraction(9, 8))  # (3 sqrt(2) / 4)^2 = 9 / 8
+
+
+def qdq_exponent_ref(m, s):
+    """The exact scale exponent E (int64) of blocks with maxima ``m`` (float32 >= 0, finite)."""
+    prod = m.double() * qdq_scale_float32(s)  # exact
+    mant, exp = torch.frexp(prod)  # prod = mant * 2^exp, mant in [0.5, 1)
+    e = (exp.to(torch.int64) - 1) - 3 + (mant * 2 >= _qdq_mantissa_threshold()).to(torch.int64)
+    e = torch.where(prod > 0, e, torch.full_like(e, QDQ_MIN_EXPONENT))
+    return e.clamp_min(QDQ_MIN_EXPONENT)
+
+
+def qdq_scale_float32(inv_scale_factor_scale):
+    """The float32 value of the op's scalar (the op computes in float32)."""
+    return float(torch.tensor(float(inv_scale_factor_scale), dtype=torch.float32))
+
+
+def quant_dequant_mxfp4_ref(x, block_size=32, inv_scale_factor_scale=1.0):
+    """The exact reference of ``quant_dequant_mxfp4`` (no validation; any rank >= 1, any last dim).
+
+    A block holding NaN or +-Inf becomes all NaN. Signs follow the formula's sign(y): +-0 give +0,
+    a negative value that quantizes to zero gives -0. float16 results are the float32 ones rounded
+    to nearest-even (they can underflow or overflow there); bfloat16 ones are exact.
+    """
+    assert block_size == BLOCK
+    s = qdq_scale_float32(inv_scale_factor_scale)
+    shape, dtype = x.shape, x.dtype
+    n = shape[-1]
+    rows = x.reshape(-1, n).float()
+    pad = (-n) % BLOCK
+    padded = torch.nn.functional.pad(rows, (0, pad))
+    blocks = padded.reshape(rows.shape[0], -1, BLOCK)
+    finite = torch.isfinite(blocks).all(-1, keepdim=True)
+    m = torch.where(finite, blocks, torch.zeros_like(blocks)).abs().amax(-1, keepdim=True)
+    e = qdq_exponent_ref(m, s)
+    a = blocks.double().abs() * torch.pow(2.0, (-e).double())  # exact
+    q = torch.zeros_like(a)
+    grid = (0.0,) + E2M1[1:]
+    for i, t in enumerate(QDQ_MIDPOINTS):
+        q = torch.where(a >= t, torch.full_like(a, grid[i + 1]), q)
+    out = (q * torch.pow(2.0, e.double())).float()  # exact, or +Inf past float32's range
+    out = torch.copysign(out, torch.where(blocks == 0, torch.zeros_like(blocks), blocks))  # sign(+-0) = 0
+    out = torch.where(finite, out, torch.full_like(out, float("nan")))
+    out = out.reshape(rows.shape[0], -1)[:, :n]
+    return out.to(dtype).reshape(shape)

@@ -12,7 +12,8 @@ Cases: the A2 worked example, seeded random data with per-block magnitudes 2^U(-
 three input dtypes and the three round modes, special blocks (zero, -0, tiny, NaN, Inf),
 K = 96 (pad byte), a transposed input, empty inputs; dequantize to the three dtypes and from the
 float4_e2m1fn_x2 / float8_e8m0fnu views; svd_quant on 3-D input, K = 96, a zero low-rank branch
-and an empty batch.
+and an empty batch; quant_dequant_mxfp4 (native and, on the CPU, the emulated kernel) in the three
+dtypes and five scales, special blocks and the flat schema.
 """
 import torch
 
@@ -181,5 +182,38 @@ def _svd_cases(device):
     return out
 
 
+QDQ = "quant_dequant_mxfp4"
+
+
+def _qdq_cases(device):
+    """quant_dequant_mxfp4 bit-exact against the reference: random rows with ragged last dims in
+    the three dtypes and five scales, special blocks, the flat schema; the AscendC kernel through
+    the sim (_quant_dequant_mxfp4_emulated) on the same inputs when the device is the CPU."""
+    from amct_ops.svd_quant import quant_dequant_mxfp4
+
+    emulated = _resolved(device).type == "cpu"
+    out = []
+    special = _special()
+    for i, dtype in enumerate((torch.float16, torch.bfloat16, torch.float32)):
+        x = _random(8, 1024, dtype, offset=20 + i)[:, :1000]
+        for s in (0.25, 0.5, 1.0, 1.5, 2.0):
+            want = (ref.quant_dequant_mxfp4_ref(x, 32, s),)
+            out.append(_exact_case(QDQ, f"random, last dim 1000, s={s}", dtype_name(dtype), device,
+                                   lambda t, v=s: quant_dequant_mxfp4(t, 32, v), [x], want))
+            if emulated:
+                out.append(_exact_case(QDQ, f"emulated kernel, last dim 1000, s={s}", dtype_name(dtype), device,
+                                       lambda t, v=s: torch.ops.amct._quant_dequant_mxfp4_emulated(t, 32, v), [x], want))
+    want = (ref.quant_dequant_mxfp4_ref(special),)
+    out.append(_exact_case(QDQ, "zero/-0/tiny/NaN/Inf blocks", "float32", device, quant_dequant_mxfp4, [special], want))
+    if emulated:
+        out.append(_exact_case(QDQ, "emulated kernel, zero/-0/tiny/NaN/Inf blocks", "float32", device,
+                               lambda t: torch.ops.amct._quant_dequant_mxfp4_emulated(t, 32, 1.0), [special], want))
+    flat = _random(1, 4096, torch.float32, offset=30)[0]
+    out.append(_exact_case(QDQ, "flat schema torch.ops.amct.quant_dequant_mxfp4(x, 2.0)", "float32", device,
+                           lambda t: torch.ops.amct.quant_dequant_mxfp4(t, 2.0), [flat],
+                           (ref.quant_dequant_mxfp4_ref(flat, 32, 2.0),)))
+    return out
+
+
 def run(device):
-    return _quantize_cases(device) + _dequantize_cases(device) + _svd_cases(device)
+    return _quantize_cases(device) + _dequantize_cases(device) + _svd_cases(device) + _qdq_cases(device)
