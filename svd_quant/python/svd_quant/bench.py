@@ -265,7 +265,7 @@ def npu_estimate(args):
         for n in sizes:
             def quantize(n=n, dtype=dtype):
                 x = torch.randn(n // ROW, ROW, generator=torch.Generator().manual_seed(args.seed)).to(dtype)
-                mxfp4_quantize(x)
+                torch.ops.amct._mxfp4_quantize_emulated(x, "round")  # the AscendC kernel in the sim
             cases.append((f"mxfp4_quantize {bu.dtype_label(dtype)} {bu.format_size(n)}", quantize))
     for s, k, n, r in shapes:
         g = torch.Generator().manual_seed(args.seed)
@@ -273,8 +273,9 @@ def npu_estimate(args):
         codes, scales = mxfp4_quantize(torch.randn(n, k, generator=g))
         down = (torch.randn(k, r, generator=g) / k ** 0.5).to(torch.bfloat16)
         up = torch.randn(r, n, generator=g).to(torch.bfloat16)
+        # On the NPU svd_quant's only AscendC kernel is the activation quantizer of x.
         cases.append((f"svd_quant S,K,N,R={s},{k},{n},{r} (vector part)",
-                      lambda x=x, codes=codes, scales=scales, down=down, up=up: svd_quant(x, codes, scales, down, up)))
+                      lambda x=x: torch.ops.amct._mxfp4_quantize_emulated(x, "round")))
     return bu.npu_estimate_tables(
         cases, args, "svd_quant: estimated NPU time of the AscendC (vector) kernels per call",
         notes=["svd_quant: only its AscendC kernel (the activation quantizer) is estimated; the matmuls "
