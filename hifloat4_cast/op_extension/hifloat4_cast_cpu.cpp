@@ -260,23 +260,38 @@ inline void analyseBlock(const T* in, BlockState& st) {
 }
 
 template <class T>
+inline void storeFakeQuant(const BlockState& st, T* dst) {
+  Planes y;
+  for (int g = 0; g < kSubVecs; ++g) {
+    for (int r = 0; r < kPlanes; ++r) {
+      const Vec c = codeOf(st.a[r][g], st.scale.rec, st.f[g].invDe);
+      y[r][g] = reconstruct(c, st.f[g], st.neg[r][g], st.poison);
+    }
+  }
+  Vec v[kVecsPerBlock];
+  fromPlanes(y, v);
+  for (int i = 0; i < kVecsPerBlock; i += 2) Io<T>::store2(v[i], v[i + 1], dst + i * W);
+}
+
+template <class T>
 void fakeQuantRowsOf(const void* in, void* out, int64_t blocks) {
   const T* src = static_cast<const T*>(in);
   T* dst = static_cast<T*>(out);
   at::parallel_for(0, blocks, kGrainElements / kBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
+    int64_t b = begin;
+    // Two blocks at a time: their (long, serial) max -> scale chains are independent, so the
+    // core overlaps them.
+    for (; b + 2 <= end; b += 2) {
+      BlockState st0, st1;
+      analyseBlock(src + b * kBlock, st0);
+      analyseBlock(src + (b + 1) * kBlock, st1);
+      storeFakeQuant(st0, dst + b * kBlock);
+      storeFakeQuant(st1, dst + (b + 1) * kBlock);
+    }
+    for (; b < end; ++b) {
       BlockState st;
       analyseBlock(src + b * kBlock, st);
-      Planes y;
-      for (int g = 0; g < kSubVecs; ++g) {
-        for (int r = 0; r < kPlanes; ++r) {
-          const Vec c = codeOf(st.a[r][g], st.scale.rec, st.f[g].invDe);
-          y[r][g] = reconstruct(c, st.f[g], st.neg[r][g], st.poison);
-        }
-      }
-      Vec v[kVecsPerBlock];
-      fromPlanes(y, v);
-      for (int i = 0; i < kVecsPerBlock; i += 2) Io<T>::store2(v[i], v[i + 1], dst + b * kBlock + i * W);
+      storeFakeQuant(st, dst + b * kBlock);
     }
   });
 }
