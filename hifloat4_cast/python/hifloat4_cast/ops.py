@@ -43,7 +43,7 @@ def hifloat4_fake_quant(x, qdim=-1, *, out=None):
     Blocks of 64 consecutive elements along ``qdim`` (its length must be a multiple of 64;
     negative ``qdim`` counts from the end) share an E6M2 block scale S, a per-8 and a per-4
     exponent flag, and 3-bit codes: each value becomes ``sign * c/4 * 2^(l2 + l3) * S`` with
-    c in 0..7 (spec hifloat4.md A2). Results are bit-exact on every backend and for every
+    c in 0..7 (docs/hifloat4.md). Results are bit-exact on every backend and for every
     thread count, core count and tile size. -0.0 gives +0.0; a negative value that quantises to
     zero gives -0.0. A block holding a NaN or +-Inf becomes all NaN (quiet NaN); the other
     blocks are unaffected. Returns a contiguous tensor on ``x``'s device.
