@@ -231,6 +231,92 @@ def hif4_cells():
     }
 
 
+def hif4_out_cells():
+    """The out= overloads of the hifloat4_cast ops (their out= rule: the result's dtype, the
+    inputs' device, the result's shape or an empty tensor that is resized, then contiguous).
+    Checked by TestHif4OutBadInputs; not rows of the README table."""
+    from amct_ops.hifloat4_cast import hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack
+    ref = _ref("hifloat4_cast")
+    nf = torch.ones(2, 128, dtype=torch.bfloat16)
+    nf[0, 3], nf[1, 70] = float("nan"), float("-inf")
+    x = torch.ones(2, 128)
+    s_ok, v_ok = torch.zeros(2, 2, 4, dtype=torch.uint8), torch.zeros(2, 64, dtype=torch.uint8)
+    u8 = torch.uint8
+
+    def fq(out, inp=x):
+        return hifloat4_fake_quant(inp, out=out)
+
+    def pack(scale, value, inp=x):
+        return hifloat4_pack(inp, out=(scale, value))
+
+    def unpack(out, dtype=None):
+        return hifloat4_unpack(s_ok, v_ok, dtype, out=out)
+
+    return {
+        "hifloat4_fake_quant out=": {
+            "wrong dtype": (lambda: fq(torch.empty(2, 128, dtype=torch.float16)),
+                            raises("hifloat4_fake_quant: out dtype must be float32, got float16")),
+            "wrong rank": (lambda: fq(torch.empty(256)),
+                           raises("hifloat4_fake_quant: out shape must be [2, 128]", "got [256]")),
+            "wrong device": (lambda: fq(torch.empty(2, 128, device="meta")),
+                             raises("hifloat4_fake_quant: out device must be cpu, got meta")),
+            "shape mismatch": (lambda: fq(torch.empty(2, 64)),
+                               raises("hifloat4_fake_quant: out shape must be [2, 128] (or an empty tensor, "
+                                      "which is resized to it), got [2, 64]")),
+            "unsupported attribute": (lambda: fq(torch.empty(128, 2).t()),
+                                      raises("hifloat4_fake_quant: out must be contiguous, got strides [1, 2]")),
+            "non-finite": (lambda: fq(torch.empty(2, 128, dtype=torch.bfloat16), nf),
+                           accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat4_fake_quant_ref(nf)))),
+            "empty": (lambda: fq(torch.empty(0)),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat4_fake_quant_ref(x)))),
+            "huge": (lambda: fq(torch.empty(0, dtype=torch.bfloat16), _huge_view(torch.bfloat16, 64)),
+                     raises(TOO_BIG)),
+        },
+        "hifloat4_pack out=": {
+            "wrong dtype": (lambda: pack(torch.empty(2, 2, 4, dtype=torch.int32), torch.empty(2, 64, dtype=u8)),
+                            raises("hifloat4_pack: scale dtype must be uint8, got int32")),
+            "wrong rank": (lambda: pack(torch.empty(16, dtype=u8), torch.empty(2, 64, dtype=u8)),
+                           raises("hifloat4_pack: scale shape must be [2, 2, 4]", "got [16]")),
+            "wrong device": (lambda: pack(torch.empty(2, 2, 4, dtype=u8), torch.empty(2, 64, dtype=u8, device="meta")),
+                             raises("hifloat4_pack: value device must be cpu, got meta")),
+            "shape mismatch": (lambda: pack(torch.empty(2, 2, 4, dtype=u8), torch.empty(2, 32, dtype=u8)),
+                               raises("hifloat4_pack: value shape must be [2, 64] (or an empty tensor, which is "
+                                      "resized to it), got [2, 32]")),
+            "unsupported attribute": (lambda: pack(torch.empty(2, 4, 2, dtype=u8).transpose(1, 2),
+                                                   torch.empty(2, 64, dtype=u8)),
+                                      raises("hifloat4_pack: scale must be contiguous")),
+            "non-finite": (lambda: pack(torch.empty(2, 2, 4, dtype=u8), torch.empty(2, 64, dtype=u8), nf),
+                           accepted(lambda t, y: [assert_bits_equal(t, a, b) for a, b in
+                                                  zip(y, ref.hifloat4_pack_ref(nf))])),
+            "empty": (lambda: pack(torch.empty(0, dtype=u8), torch.empty(0, dtype=u8)),
+                      accepted(lambda t, y: [assert_bits_equal(t, a, b) for a, b in zip(y, ref.hifloat4_pack_ref(x))])),
+            "huge": (lambda: pack(torch.empty(0, dtype=u8), torch.empty(0, dtype=u8), _huge_view(torch.float32, 64)),
+                     raises(TOO_BIG)),
+        },
+        "hifloat4_unpack out=": {
+            "wrong dtype": (lambda: unpack(torch.empty(2, 128, dtype=torch.bfloat16)),
+                            raises("hifloat4_unpack: out dtype must be float32, got bfloat16")),
+            "wrong rank": (lambda: unpack(torch.empty(2, 2, 64)),
+                           raises("hifloat4_unpack: out shape must be [2, 128]", "got [2, 2, 64]")),
+            "wrong device": (lambda: unpack(torch.empty(2, 128, device="meta")),
+                             raises("hifloat4_unpack: out device must be cpu, got meta")),
+            "shape mismatch": (lambda: unpack(torch.empty(2, 129)),
+                               raises("hifloat4_unpack: out shape must be [2, 128] (or an empty tensor, which is "
+                                      "resized to it), got [2, 129]")),
+            "unsupported attribute": (lambda: unpack(torch.empty(2, 128, dtype=torch.float16), torch.int32),
+                                      raises("hifloat4_unpack: dtype must be float16, bfloat16 or float32, got int32")),
+            "non-finite": (lambda: hifloat4_unpack(torch.full((1, 1, 4), 255, dtype=u8), torch.zeros(1, 32, dtype=u8),
+                                                   out=torch.empty(1, 64)),
+                           accepted(lambda t, y: t.assertTrue(bool(y.isnan().all())))),
+            "empty": (lambda: unpack(torch.empty(0, dtype=torch.float16), torch.float16),
+                      accepted(lambda t, y: assert_bits_equal(t, y, ref.hifloat4_unpack_ref(s_ok, v_ok, torch.float16)))),
+            "huge": (lambda: hifloat4_unpack(torch.zeros(1, 1, 4, dtype=u8).expand(HUGE // 64, 1, 4),
+                                             torch.zeros(1, 32, dtype=u8).expand(HUGE // 64, 32), out=torch.empty(0)),
+                     raises(TOO_BIG)),
+        },
+    }
+
+
 def svd_cells():
     from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, svd_quant
     ref = _ref("svd_quant")
@@ -480,37 +566,39 @@ def all_cells():
     return cells
 
 
+def check_cells(case, cells):
+    """Every cell of ``cells`` (op -> class -> cell) raises as listed or is accepted as checked."""
+    for op, row in cells.items():
+        case.assertEqual(tuple(row), CLASSES, f"{op}: every class has a cell")
+        for cls, cell in row.items():
+            if cell is NA:
+                continue
+            call, (kind, detail) = cell
+            with case.subTest(op=op, bad_input=cls):
+                if kind == "raises":
+                    with case.assertRaises(RuntimeError) as ctx:
+                        call()
+                    message = str(ctx.exception)
+                    for word in detail:
+                        options = word if isinstance(word, tuple) else (word,)
+                        case.assertTrue(any(w.lower() in message.lower() for w in options),
+                                        f"{op} / {cls}: none of {options} in {message[:400]!r}")
+                else:
+                    detail(case, call())
+
+
 @unittest.skipIf(amct_ops is None, "amct_ops is not built")
 class TestBadInputSurvey(unittest.TestCase):
     def test_every_cell(self):
         missing = [package for package in CELL_BUILDERS if not _has(package)]
         cells = all_cells()
         self.assertTrue(cells)
-        self.check_cells(cells)
+        check_cells(self, cells)
+        self.assertEqual(missing, [], "operator packages not built: their cells did not run")
 
     @unittest.skipUnless(_has("svd_quant"), "svd_quant is not built")
     def test_out_variants(self):
-        self.check_cells(svd_out_cells())
-
-    def check_cells(self, cells):
-        for op, row in cells.items():
-            self.assertEqual(tuple(row), CLASSES, f"{op}: every class has a cell")
-            for cls, cell in row.items():
-                if cell is NA:
-                    continue
-                call, (kind, detail) = cell
-                with self.subTest(op=op, bad_input=cls):
-                    if kind == "raises":
-                        with self.assertRaises(RuntimeError) as ctx:
-                            call()
-                        message = str(ctx.exception)
-                        for word in detail:
-                            options = word if isinstance(word, tuple) else (word,)
-                            self.assertTrue(any(w.lower() in message.lower() for w in options),
-                                            f"{op} / {cls}: none of {options} in {message[:400]!r}")
-                    else:
-                        detail(self, call())
-        self.assertEqual(missing, [], "operator packages not built: their cells did not run")
+        check_cells(self, svd_out_cells())
 
     def test_docs_table_matches(self):
         text = (REPO / "docs" / "errors.md").read_text(encoding="utf-8")
@@ -529,6 +617,12 @@ class TestBadInputSurvey(unittest.TestCase):
                     want = {"raises": "RuntimeError", "accepted": "ok", "n/a": "—"}[kind]
                     self.assertTrue(cell_text.startswith(want) or (kind == "raises" and re.match("^Runtime", cell_text)),
                                     f"{op} / {cls}: docs/errors.md says {cell_text!r}, the test expects {want}")
+
+
+@unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast is not built")
+class TestHif4OutBadInputs(unittest.TestCase):
+    def test_every_cell(self):
+        check_cells(self, hif4_out_cells())
 
 
 if __name__ == "__main__":

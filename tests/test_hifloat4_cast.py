@@ -14,6 +14,11 @@ The whole module is skipped while ``amct_ops.hifloat4_cast`` does not exist (the
 not built yet); a package that exists but fails to import is an error, not a skip. D12 (NPU)
 runs only where ``amct_ops.npu_available()``.
 
+The CPU ops are native C++; the AscendC kernel (what the NPU runs) is tested through the kernel
+sim as the private ops ``_hifloat4_*_emulated``: the ``kernel=True`` paths below, D6 (cores, UB
+sizes: properties of the kernel) and the launch counts. tests/test_hifloat4_native.py holds the
+two bit for bit to each other, per SIMD path, and tests the out= overloads.
+
 Map to Part D / the issue's bars: D2 TestD2Vectors; D3 TestD3Fuzz (>= 2M elements per dtype,
 qdim -1, 0, a middle dim and their other forms); D4 TestD4Identity (C5 on every D3 input);
 D5 TestD5Layout; D6 TestD6Independence (threads, 1 / 3 / 8 cores, 40 KB UB, odd row lengths);
@@ -74,20 +79,31 @@ NAME = ho.DTYPE_NAMES
 
 # --- the ways in: the dispatcher ops and the documented wrappers ------------------------------
 
-def fq_paths():
+def fq_paths(kernel=False):
+    """The ways into fake-quant; with ``kernel``, also the AscendC kernel run through the kernel
+    sim (the private CPU-only op ``_hifloat4_fake_quant_emulated``, no autograd, no Meta)."""
     ops = torch.ops.amct
-    return (("torch.ops.amct", lambda x, qdim=-1: ops.hifloat4_fake_quant(x, qdim)),
-            ("wrapper", lambda x, qdim=-1: hifloat4_fake_quant(x, qdim)))
+    paths = (("torch.ops.amct", lambda x, qdim=-1: ops.hifloat4_fake_quant(x, qdim)),
+             ("wrapper", lambda x, qdim=-1: hifloat4_fake_quant(x, qdim)))
+    if kernel:
+        paths += (("emulated kernel", lambda x, qdim=-1: ops._hifloat4_fake_quant_emulated(x, qdim)),)
+    return paths
 
 
-def pack_paths():
-    return (("torch.ops.amct", torch.ops.amct.hifloat4_pack), ("wrapper", hifloat4_pack))
+def pack_paths(kernel=False):
+    paths = (("torch.ops.amct", torch.ops.amct.hifloat4_pack), ("wrapper", hifloat4_pack))
+    if kernel:
+        paths += (("emulated kernel", torch.ops.amct._hifloat4_pack_emulated),)
+    return paths
 
 
-def unpack_paths():
+def unpack_paths(kernel=False):
     ops = torch.ops.amct
-    return (("torch.ops.amct", lambda s, v, dtype=None: ops.hifloat4_unpack(s, v, dtype)),
-            ("wrapper", lambda s, v, dtype=None: hifloat4_unpack(s, v, dtype)))
+    paths = (("torch.ops.amct", lambda s, v, dtype=None: ops.hifloat4_unpack(s, v, dtype)),
+             ("wrapper", lambda s, v, dtype=None: hifloat4_unpack(s, v, dtype)))
+    if kernel:
+        paths += (("emulated kernel", lambda s, v, dtype=None: ops._hifloat4_unpack_emulated(s, v, dtype)),)
+    return paths
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -184,7 +200,7 @@ class TestD2Vectors(Base):
             x = vector_input(v)
             want = vector_out(v)
             self.assertBitsEqual(ref.hifloat4_fake_quant_ref(x), want, what="reference")
-            for name, fq in fq_paths():
+            for name, fq in fq_paths(kernel=True):
                 with self.subTest(vector=v["name"], path=name):
                     out = fq(x)
                     self.assertEqual(out.dtype, x.dtype)
@@ -197,7 +213,7 @@ class TestD2Vectors(Base):
     def test_pack(self):
         for v in self.vectors:
             want_s, want_v = vector_bytes(v)
-            for name, pack in pack_paths():
+            for name, pack in pack_paths(kernel=True):
                 with self.subTest(vector=v["name"], path=name):
                     scale, value = pack(vector_input(v))
                     self.assertBytesEqual(scale, want_s, f"{name} {v['name']} scale")
@@ -221,7 +237,7 @@ class TestD2Vectors(Base):
             dtype = ho.TORCH_DTYPES[v["dtype"]]
             want32 = vector_out(v, "expected_out_f32_bits", "float32")
             want = vector_out(v)
-            for name, unpack in unpack_paths():
+            for name, unpack in unpack_paths(kernel=True):
                 with self.subTest(vector=v["name"], path=name):
                     u32 = unpack(s, q)
                     self.assertEqual(u32.dtype, F32)
@@ -348,7 +364,7 @@ class TestD4Identity(Base):
         value = torch.from_numpy(rng.integers(0, 256, (3, 2000 * 32), dtype=np.uint8))
         for dtype in (None, F16, BF16, F32):
             want = ref.hifloat4_unpack_ref(scale, value, dtype)
-            for name, unpack in unpack_paths():
+            for name, unpack in unpack_paths(kernel=True):
                 self.assertBitsEqual(unpack(scale, value, dtype), want, what=f"{name} {dtype}")
 
 
@@ -361,15 +377,15 @@ class TestD5Layout(Base):
     def test_all_two(self):
         for dtype in DTYPES:
             x = torch.full((1, 64), 2.0, dtype=dtype)
-            for name, pack in pack_paths():
+            for name, pack in pack_paths(kernel=True):
                 scale, value = pack(x)
                 self.assertEqual(scale.reshape(-1).tolist(), [0xB9, 0xFF, 0xFF, 0xFF], name)
                 self.assertEqual(value.reshape(-1).tolist(), [0x66] * 32, name)
-            for name, fq in fq_paths():
+            for name, fq in fq_paths(kernel=True):
                 out = fq(x)
                 self.assertEqual(out.dtype, dtype)
                 self.assertEqual(out.float().reshape(-1).tolist(), [1.875] * 64, name)
-            for name, unpack in unpack_paths():
+            for name, unpack in unpack_paths(kernel=True):
                 out = unpack(*torch.ops.amct.hifloat4_pack(x))
                 self.assertEqual(out.reshape(-1).tolist(), [1.875] * 64, name)
 
@@ -440,7 +456,7 @@ class TestD5Layout(Base):
         value[1] = 0xC0       # element 3: -code 4
         value[4] = 0x08       # element 8: nibble 8 -> -0.0
         value[8] = 0x07       # element 16 (group 2, de = 0): code 7 -> 0.875
-        for name, unpack in unpack_paths():
+        for name, unpack in unpack_paths(kernel=True):
             out = unpack(scale, value)
             self.assertEqual(tuple(out.shape), (64,))
             self.assertEqual((out[0].item(), out[3].item(), out[16].item()), (1.0, -1.0, 0.875))
@@ -503,18 +519,23 @@ class TestD6Independence(Base):
                 cls.pack_cases.append((what, x, s, v, ref.hifloat4_unpack_ref(s, v)))
 
     def _run_all(self, config):
+        # The emulated kernel (the NPU kernel through the sim: cores and UB matter to it) and the
+        # native CPU op (threads matter to it) on every configuration.
+        ops = torch.ops.amct
         for what, x, qdim, want in self.cases:
             before = _sim.launch_count()
-            got = torch.ops.amct.hifloat4_fake_quant(x, qdim)
+            got = ops._hifloat4_fake_quant_emulated(x, qdim)
             self.assertGreater(_sim.launch_count(), before, f"{config} {what}: no kernel launch")
-            self.assertBitsEqual(got, want, what=f"{config}: fake-quant {what}")
+            self.assertBitsEqual(got, want, what=f"{config}: emulated fake-quant {what}")
+            self.assertBitsEqual(ops.hifloat4_fake_quant(x, qdim), want, what=f"{config}: fake-quant {what}")
         for what, x, s, v, u in self.pack_cases:
-            got_s, got_v = torch.ops.amct.hifloat4_pack(x)
-            self.assertBytesEqual(got_s, s, f"{config}: pack scale {what}")
-            self.assertBytesEqual(got_v, v, f"{config}: pack value {what}")
+            for name, pack in (("emulated", ops._hifloat4_pack_emulated), ("native", ops.hifloat4_pack)):
+                got_s, got_v = pack(x)
+                self.assertBytesEqual(got_s, s, f"{config}: {name} pack scale {what}")
+                self.assertBytesEqual(got_v, v, f"{config}: {name} pack value {what}")
             if x.dtype == BF16:
-                self.assertBitsEqual(torch.ops.amct.hifloat4_unpack(s, v), u,
-                                     what=f"{config}: unpack {what}")
+                self.assertBitsEqual(ops._hifloat4_unpack_emulated(s, v), u, what=f"{config}: emulated unpack {what}")
+                self.assertBitsEqual(ops.hifloat4_unpack(s, v), u, what=f"{config}: unpack {what}")
 
     def test_configurations(self):
         before = _sim.get_platform()
@@ -607,7 +628,7 @@ class TestD8Errors(Base):
             return torch.zeros(shape, dtype=U8, device=device)
 
         cases = []
-        for name, fq in fq_paths():
+        for name, fq in fq_paths(kernel=device == "cpu"):
             cases += [
                 (f"{name} fq length", lambda fq=fq: fq(t(3, 100)),
                  f"{FQ}: quant dim length must be a multiple of 64, got 100"),
@@ -635,7 +656,7 @@ class TestD8Errors(Base):
                 (f"{name} fq order qdim/length", lambda fq=fq: fq(t(3, 100), 7),
                  f"{FQ}: qdim out of range, expected a value in [-2, 1], got 7"),
             ]
-        for name, pack in pack_paths():
+        for name, pack in pack_paths(kernel=device == "cpu"):
             cases += [
                 (f"{name} pack length", lambda pack=pack: pack(t(3, 100)),
                  f"{PK}: last dim length must be a multiple of 64, got 100"),
@@ -648,7 +669,7 @@ class TestD8Errors(Base):
                 (f"{name} pack int32", lambda pack=pack: pack(t(3, 64, dtype=torch.int32)),
                  PK_DTYPE.format("int32")),
             ]
-        for name, unpack in unpack_paths():
+        for name, unpack in unpack_paths(kernel=device == "cpu"):
             cases += [
                 (f"{name} unpack scale int32",
                  lambda unpack=unpack: unpack(t(3, 4, 4, dtype=torch.int32), u8(3, 128)),
@@ -717,16 +738,17 @@ class TestD8Errors(Base):
 
     def test_other_unpack_shape_errors(self):
         # Not in C6: scale of rank < 2 raises a RuntimeError naming the op.
-        for name, unpack in unpack_paths():
+        for name, unpack in unpack_paths(kernel=True):
             with self.assertRaisesRegex(RuntimeError, f"^{UP}: "):
                 unpack(torch.zeros(4, dtype=U8), torch.zeros(32, dtype=U8))
 
     def test_no_launch_on_error(self):
         before = _sim.launch_count()
-        for fn in (lambda: torch.ops.amct.hifloat4_fake_quant(torch.zeros(4, 100)),
-                   lambda: torch.ops.amct.hifloat4_pack(torch.zeros(4, 100)),
-                   lambda: torch.ops.amct.hifloat4_unpack(torch.zeros(4, 1, 4, dtype=U8),
-                                                          torch.zeros(4, 64, dtype=U8))):
+        ops = torch.ops.amct
+        for fn in (lambda: ops._hifloat4_fake_quant_emulated(torch.zeros(4, 100)),
+                   lambda: ops._hifloat4_pack_emulated(torch.zeros(4, 100)),
+                   lambda: ops._hifloat4_unpack_emulated(torch.zeros(4, 1, 4, dtype=U8),
+                                                         torch.zeros(4, 64, dtype=U8))):
             with self.assertRaises(RuntimeError):
                 fn()
         self.assertEqual(_sim.launch_count(), before)
@@ -747,7 +769,7 @@ class TestD9Shapes(Base):
 
     def _check_fq(self, x, qdim, what):
         want = ref.hifloat4_fake_quant_ref(x.contiguous(), qdim)
-        for name, fq in fq_paths():
+        for name, fq in fq_paths(kernel=True):
             got = fq(x, qdim)
             self.assertEqual(tuple(got.shape), tuple(x.shape), f"{name} {what}")
             self.assertTrue(got.is_contiguous(), f"{name} {what}: output not contiguous")
@@ -764,7 +786,7 @@ class TestD9Shapes(Base):
             x4b = randn((3, 192, 2, 64), dtype, seed=92)
             for qdim in (1, -3, 3, -1):
                 self._check_fq(x4b, qdim, f"rank 4 (3, 192, 2, 64) qdim {qdim}")
-            for name, pack in pack_paths():
+            for name, pack in pack_paths(kernel=True):
                 self.assertPackEqual(pack(x4b), x4b, f"{name} rank 4")
                 self.assertPackEqual(pack(x4b[0, 0, 0]), x4b[0, 0, 0], f"{name} rank 1")
             s, v = torch.ops.amct.hifloat4_pack(x4b)
@@ -789,24 +811,26 @@ class TestD9Shapes(Base):
                 with self.subTest(dtype=dtype, view=vname):
                     self._check_fq(v, qdim, vname)
                     if v.shape[-1] % 64 == 0:
-                        for name, pack in pack_paths():
+                        for name, pack in pack_paths(kernel=True):
                             self.assertPackEqual(pack(v), v.contiguous(), f"{name} pack {vname}")
             # Strided scale / value for unpack.
             s, v = ref.hifloat4_pack_ref(base.reshape(-1, 192))
             s_t = s.transpose(0, 1).contiguous().transpose(0, 1)
             v_t = v.t().contiguous().t()
             self.assertFalse(s_t.is_contiguous() or v_t.is_contiguous())
-            for name, unpack in unpack_paths():
+            for name, unpack in unpack_paths(kernel=True):
                 got = unpack(s_t, v_t, dtype)
                 self.assertTrue(got.is_contiguous())
                 self.assertBitsEqual(got, ref.hifloat4_unpack_ref(s, v, dtype), what=f"{name} strided unpack")
 
     def test_empty_inputs_no_launch(self):
         for dtype in DTYPES:
-            # A non-empty call does launch (so the unchanged counts below mean something).
-            for what, call in (("fq", lambda: torch.ops.amct.hifloat4_fake_quant(randn((1, 64), dtype))),
-                               ("pack", lambda: torch.ops.amct.hifloat4_pack(randn((1, 64), dtype))),
-                               ("unpack", lambda: torch.ops.amct.hifloat4_unpack(
+            # A non-empty call of the emulated kernel does launch (so the unchanged counts below
+            # mean something for its path; the native ops never launch).
+            ops = torch.ops.amct
+            for what, call in (("fq", lambda: ops._hifloat4_fake_quant_emulated(randn((1, 64), dtype))),
+                               ("pack", lambda: ops._hifloat4_pack_emulated(randn((1, 64), dtype))),
+                               ("unpack", lambda: ops._hifloat4_unpack_emulated(
                                    torch.zeros(1, 1, 4, dtype=U8), torch.zeros(1, 32, dtype=U8)))):
                 before = _sim.launch_count()
                 call()
@@ -814,7 +838,7 @@ class TestD9Shapes(Base):
             for shape, qdim in (((0, 64), -1), ((3, 0), -1), ((0, 64), 0), ((0, 3, 64), 0),
                                 ((2, 0, 5), 1)):
                 x = torch.zeros(shape, dtype=dtype)
-                for name, fq in fq_paths():
+                for name, fq in fq_paths(kernel=True):
                     before = _sim.launch_count()
                     out = fq(x, qdim)
                     self.assertEqual(_sim.launch_count(), before, f"{name} {shape}: launched")
@@ -823,13 +847,13 @@ class TestD9Shapes(Base):
             for shape, want_s, want_v in (((0, 64), (0, 1, 4), (0, 32)), ((3, 0), (3, 0, 4), (3, 0)),
                                           ((0,), (0, 4), (0,))):
                 x = torch.zeros(shape, dtype=dtype)
-                for name, pack in pack_paths():
+                for name, pack in pack_paths(kernel=True):
                     before = _sim.launch_count()
                     s, v = pack(x)
                     self.assertEqual(_sim.launch_count(), before, f"{name} pack {shape}: launched")
                     self.assertEqual((tuple(s.shape), tuple(v.shape)), (want_s, want_v))
                     self.assertEqual((s.dtype, v.dtype), (U8, U8))
-                for name, unpack in unpack_paths():
+                for name, unpack in unpack_paths(kernel=True):
                     before = _sim.launch_count()
                     out = unpack(torch.zeros(want_s, dtype=U8), torch.zeros(want_v, dtype=U8), dtype)
                     self.assertEqual(_sim.launch_count(), before, f"{name} unpack {shape}: launched")

@@ -40,13 +40,21 @@ std::string shapeText(c10::SymIntArrayRef shape) {
   return s.str();
 }
 
-Hif4Dtype dtypeOf(at::ScalarType type) {
-  return type == at::kHalf ? amct_hif4::kFp16 : (type == at::kBFloat16 ? amct_hif4::kBf16 : amct_hif4::kFp32);
-}
-
 void checkFloatInput(const char* op, const at::Tensor& input) {
   checkDtype(op, "input", input.scalar_type(), {at::kHalf, at::kBFloat16, at::kFloat});
   TORCH_CHECK(input.dim() >= 1, op, ": input must have at least 1 dimension, got ", input.dim());
+}
+
+void run(Hif4Mode mode, Hif4Dtype dtype, uint64_t totalBlocks, const PlatformFacts& facts, const Launcher& launch,
+         const at::Tensor& in0, const at::Tensor& in1, const at::Tensor& out0, const at::Tensor& out1) {
+  Hif4Tiling tiling = computeTiling(mode, dtype, totalBlocks, facts);
+  launch(tiling.blockNum, in0, in1, out0, out1, tilingTensor(tiling));
+}
+
+}  // namespace
+
+Hif4Dtype dtypeOf(at::ScalarType type) {
+  return type == at::kHalf ? amct_hif4::kFp16 : (type == at::kBFloat16 ? amct_hif4::kBf16 : amct_hif4::kFp32);
 }
 
 // C2 checks in order (dtype, rank, qdim range, multiple of 64); returns qdim in [0, rank).
@@ -116,14 +124,6 @@ std::vector<c10::SymInt> unpackShape(c10::SymIntArrayRef scale) {
   s.push_back(scale[scale.size() - 2] * kBlock);
   return s;
 }
-
-void run(Hif4Mode mode, Hif4Dtype dtype, uint64_t totalBlocks, const PlatformFacts& facts, const Launcher& launch,
-         const at::Tensor& in0, const at::Tensor& in1, const at::Tensor& out0, const at::Tensor& out1) {
-  Hif4Tiling tiling = computeTiling(mode, dtype, totalBlocks, facts);
-  launch(tiling.blockNum, in0, in1, out0, out1, tilingTensor(tiling));
-}
-
-}  // namespace
 
 uint64_t ubBytes(Hif4Mode mode, Hif4Dtype dtype, uint32_t tileBlocks) {
   const uint64_t u = tileBlocks;
@@ -232,6 +232,61 @@ std::tuple<at::Tensor, at::Tensor> packMeta(const at::Tensor& input) {
 at::Tensor unpackMeta(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype) {
   const at::ScalarType out = checkUnpack(scale, value, dtype);
   return at::empty_symint(unpackShape(scale.sym_sizes()), contiguousOptions(scale, out));
+}
+
+void prepareOut(const char* op, const char* name, const at::Tensor& out, c10::SymIntArrayRef shape,
+                at::ScalarType dtype, const at::Tensor& like) {
+  TORCH_CHECK(out.scalar_type() == dtype, op, ": ", name, " dtype must be ", dtypeName(dtype), ", got ",
+              dtypeName(out.scalar_type()));
+  TORCH_CHECK(out.device() == like.device(), op, ": ", name, " device must be ", like.device(), ", got ",
+              out.device());
+  c10::SymIntArrayRef have = out.sym_sizes();
+  bool sameRank = have.size() == shape.size();
+  c10::SymBool same(sameRank);
+  if (sameRank) {
+    for (size_t i = 0; i < shape.size(); ++i) same = same.sym_and(have[i].sym_eq(shape[i]));
+  }
+  if (!same.guard_bool(__FILE__, __LINE__)) {
+    TORCH_CHECK(out.sym_numel().sym_eq(0).guard_bool(__FILE__, __LINE__), op, ": ", name, " shape must be ",
+                shapeText(shape), " (or an empty tensor, which is resized to it), got ", shapeText(have));
+    out.resize__symint(shape);
+  }
+  TORCH_CHECK(out.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", out.strides());
+}
+
+int64_t checkFakeQuantOut(const at::Tensor& input, int64_t qdim, const at::Tensor& out) {
+  const int64_t d = checkFakeQuant(input, qdim);
+  prepareOut(kFq, "out", out, input.sym_sizes(), input.scalar_type(), input);
+  return d;
+}
+
+void checkPackOut(const at::Tensor& input, const at::Tensor& scale, const at::Tensor& value) {
+  checkPack(input);
+  prepareOut(kPk, "scale", scale, packScaleShape(input.sym_sizes()), at::kByte, input);
+  prepareOut(kPk, "value", value, packValueShape(input.sym_sizes()), at::kByte, input);
+}
+
+at::ScalarType checkUnpackOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                              const at::Tensor& out) {
+  const at::ScalarType type = checkUnpack(scale, value, dtype);
+  prepareOut(kUp, "out", out, unpackShape(scale.sym_sizes()), type, scale);
+  return type;
+}
+
+at::Tensor& fakeQuantMetaOut(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
+  checkFakeQuantOut(input, qdim, out);
+  return out;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> packMetaOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value) {
+  checkPackOut(input, scale, value);
+  return {scale, value};
+}
+
+at::Tensor& unpackMetaOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                          at::Tensor& out) {
+  checkUnpackOut(scale, value, dtype, out);
+  return out;
 }
 
 }  // namespace hif4

@@ -1,6 +1,7 @@
-// Device-agnostic host logic of hifloat4_cast, shared by the CPU (kernel sim) and NPU paths:
-// validation (spec C2-C4, C6), layout (qdim moved last, contiguous), output allocation and the
-// tiling from platform facts (C8).
+// Device-agnostic host logic of hifloat4_cast: validation (docs/hifloat4.md; shared by every
+// backend, the out= rule included), and for the AscendC kernel (NPU, and the kernel sim behind the
+// _emulated CPU ops) layout (qdim moved last, contiguous), output allocation and the tiling from
+// platform facts.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "amct_host.h"
 #include "hifloat4_cast_tiling.h"
@@ -29,10 +31,46 @@ std::tuple<at::Tensor, at::Tensor> pack(const at::Tensor& input, const PlatformF
 at::Tensor unpack(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
                   const PlatformFacts& facts, const Launcher& launch);
 
+// The checks, in the documented order; checkFakeQuant returns qdim in [0, rank), checkUnpack the
+// output dtype.
+int64_t checkFakeQuant(const at::Tensor& input, int64_t qdim);
+void checkPack(const at::Tensor& input);
+at::ScalarType checkUnpack(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype);
+
+// The out= rule of every .out overload: an output must have the result's dtype and the device of
+// the inputs, and either the result's shape or no elements (it is then resized to that shape); it
+// must then be contiguous. These run the op's own checks first, then the rule for each output.
+int64_t checkFakeQuantOut(const at::Tensor& input, int64_t qdim, const at::Tensor& out);
+void checkPackOut(const at::Tensor& input, const at::Tensor& scale, const at::Tensor& value);
+at::ScalarType checkUnpackOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                              const at::Tensor& out);
+
+// Result shapes (symbolic allowed) and the kernel's dtype code of a float dtype.
+std::vector<c10::SymInt> packScaleShape(c10::SymIntArrayRef input);
+std::vector<c10::SymInt> packValueShape(c10::SymIntArrayRef input);
+std::vector<c10::SymInt> unpackShape(c10::SymIntArrayRef scale);
+amct_hif4::Hif4Dtype dtypeOf(at::ScalarType type);
+
+// Contiguous tensor options of `like`'s device with `dtype`.
+at::TensorOptions contiguousOptions(const at::Tensor& like, at::ScalarType dtype);
+
 // Meta: the same checks, shapes and dtypes only (symbolic shapes allowed).
 at::Tensor fakeQuantMeta(const at::Tensor& input, int64_t qdim);
 std::tuple<at::Tensor, at::Tensor> packMeta(const at::Tensor& input);
 at::Tensor unpackMeta(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype);
+at::Tensor& fakeQuantMetaOut(const at::Tensor& input, int64_t qdim, at::Tensor& out);
+std::tuple<at::Tensor&, at::Tensor&> packMetaOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value);
+at::Tensor& unpackMetaOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                          at::Tensor& out);
+
+// The native CPU ops (hifloat4_cast_native.cpp, on the kernels of hifloat4_cast_cpu.cpp).
+at::Tensor fakeQuantNative(const at::Tensor& input, int64_t qdim);
+at::Tensor& fakeQuantNativeOut(const at::Tensor& input, int64_t qdim, at::Tensor& out);
+std::tuple<at::Tensor, at::Tensor> packNative(const at::Tensor& input);
+std::tuple<at::Tensor&, at::Tensor&> packNativeOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value);
+at::Tensor unpackNative(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype);
+at::Tensor& unpackNativeOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                            at::Tensor& out);
 
 // UB bytes the kernel's buffers take for a tile of tileBlocks blocks (mirrors its InitBuffer list).
 uint64_t ubBytes(amct_hif4::Hif4Mode mode, amct_hif4::Hif4Dtype dtype, uint32_t tileBlocks);

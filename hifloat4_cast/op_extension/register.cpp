@@ -1,11 +1,17 @@
-// hifloat4_cast: schemas, and the Meta and CPU implementations. The CPU implementation runs the
-// AscendC kernel through the kernel sim; autograd (straight-through for fake-quant) is registered
-// once for all devices by the Python package (torch.library.register_autograd).
+// hifloat4_cast: schemas (each op with an ATen-style .out overload), and the Meta and CPU
+// implementations. The CPU ops are native (hifloat4_cast_native.cpp); the AscendC kernel, which
+// is what the NPU runs, runs on the CPU through the kernel sim as the private ops
+// _hifloat4_{fake_quant,pack,unpack}_emulated (the functional schemas, CPU only), which the tests
+// hold bit for bit to the CPU ops. Other devices get .out as the functional op plus a copy.
+// Autograd (straight-through for fake-quant) is registered here once for all devices.
 #include <torch/library.h>
 
 #include <optional>
 #include <tuple>
 #include <vector>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include "amct_sim_glue.h"
 #include "hifloat4_cast_host.h"
@@ -32,16 +38,48 @@ void simLaunch(uint32_t blockDim, const at::Tensor& in0, const at::Tensor& in1, 
                             bytePtr(tiling));
 }
 
-at::Tensor fakeQuantCpu(const at::Tensor& input, int64_t qdim) {
+at::Tensor fakeQuantEmulated(const at::Tensor& input, int64_t qdim) {
   return amct::hif4::fakeQuant(input, qdim, amct::simPlatformFacts(), simLaunch);
 }
 
-std::tuple<at::Tensor, at::Tensor> packCpu(const at::Tensor& input) {
+std::tuple<at::Tensor, at::Tensor> packEmulated(const at::Tensor& input) {
   return amct::hif4::pack(input, amct::simPlatformFacts(), simLaunch);
 }
 
-at::Tensor unpackCpu(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype) {
+at::Tensor unpackEmulated(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype) {
   return amct::hif4::unpack(scale, value, dtype, amct::simPlatformFacts(), simLaunch);
+}
+
+// .out on devices without their own: the functional op (through the dispatcher), then a copy.
+template <class Fn>
+c10::TypedOperatorHandle<Fn> functionalOp(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Fn>();
+}
+
+at::Tensor& fakeQuantCopyOut(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
+  amct::hif4::checkFakeQuantOut(input, qdim, out);
+  static const auto op = functionalOp<at::Tensor(const at::Tensor&, int64_t)>("amct::hifloat4_fake_quant");
+  out.copy_(op.call(input, qdim));
+  return out;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> packCopyOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value) {
+  amct::hif4::checkPackOut(input, scale, value);
+  static const auto op = functionalOp<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&)>("amct::hifloat4_pack");
+  auto [s, v] = op.call(input);
+  scale.copy_(s);
+  value.copy_(v);
+  return {scale, value};
+}
+
+at::Tensor& unpackCopyOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                          at::Tensor& out) {
+  amct::hif4::checkUnpackOut(scale, value, dtype, out);
+  static const auto op =
+      functionalOp<at::Tensor(const at::Tensor&, const at::Tensor&, std::optional<at::ScalarType>)>(
+          "amct::hifloat4_unpack");
+  out.copy_(op.call(scale, value, dtype));
+  return out;
 }
 
 // Test hook: the tiling the CPU path would use for (mode, dtype, blocks) on the current sim
@@ -67,23 +105,76 @@ std::vector<int64_t> tilingForTest(int64_t mode, int64_t dtype, int64_t blocks) 
           t.ubUsed};
 }
 
+// Fake-quant's gradient is straight-through (grad_input = grad_output, also through poisoned
+// blocks), registered here rather than in Python so that a call costs no Python round trip.
+class StraightThrough : public torch::autograd::Function<StraightThrough> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext*, const at::Tensor& input, int64_t qdim) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    static const auto op = functionalOp<at::Tensor(const at::Tensor&, int64_t)>("amct::hifloat4_fake_quant");
+    return op.call(input, qdim);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list grads) {
+    return {grads[0], at::Tensor()};
+  }
+};
+
+at::Tensor fakeQuantAutograd(const at::Tensor& input, int64_t qdim) {
+  if (at::GradMode::is_enabled() && input.requires_grad()) return StraightThrough::apply(input, qdim);
+  // Nothing to record: skip the autograd::Function machinery (a measurable share of a 1K call).
+  at::AutoDispatchBelowADInplaceOrView below;
+  static const auto op = functionalOp<at::Tensor(const at::Tensor&, int64_t)>("amct::hifloat4_fake_quant");
+  return op.call(input, qdim);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_hifloat4_cast_tiling(int mode, int dtype, int blocks) -> int[]", &tilingForTest);
-  m.def("hifloat4_fake_quant(Tensor input, int qdim=-1) -> Tensor", {at::Tag::pt2_compliant_tag});
-  m.def("hifloat4_pack(Tensor input) -> (Tensor scale, Tensor value)", {at::Tag::pt2_compliant_tag});
-  m.def("hifloat4_unpack(Tensor scale, Tensor value, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  // flexible_layout: any input strides are fine (outputs are contiguous).
+  m.def("hifloat4_fake_quant(Tensor input, int qdim=-1) -> Tensor",
+        {at::Tag::pt2_compliant_tag, at::Tag::flexible_layout});
+  m.def("hifloat4_pack(Tensor input) -> (Tensor scale, Tensor value)",
+        {at::Tag::pt2_compliant_tag, at::Tag::flexible_layout});
+  m.def("hifloat4_unpack(Tensor scale, Tensor value, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag, at::Tag::flexible_layout});
+  // The .out overloads are not tagged `out`: with the tag, inductor (torch 2.13) lowers the
+  // functional ops to them and fails on dynamic shapes (FixedLayout asserts on SymInt sizes).
+  // Without it torch.compile cannot functionalize them; the Python wrappers' out= compiles.
+  m.def("hifloat4_fake_quant.out(Tensor input, int qdim=-1, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("hifloat4_pack.out(Tensor input, *, Tensor(a!) scale, Tensor(b!) value) -> (Tensor(a!) scale, Tensor(b!) value)");
+  m.def("hifloat4_unpack.out(Tensor scale, Tensor value, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("_hifloat4_fake_quant_emulated(Tensor input, int qdim=-1) -> Tensor");
+  m.def("_hifloat4_pack_emulated(Tensor input) -> (Tensor scale, Tensor value)");
+  m.def("_hifloat4_unpack_emulated(Tensor scale, Tensor value, ScalarType? dtype=None) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("hifloat4_fake_quant", &amct::hif4::fakeQuantMeta);
   m.impl("hifloat4_pack", &amct::hif4::packMeta);
   m.impl("hifloat4_unpack", &amct::hif4::unpackMeta);
+  m.impl("hifloat4_fake_quant.out", &amct::hif4::fakeQuantMetaOut);
+  m.impl("hifloat4_pack.out", &amct::hif4::packMetaOut);
+  m.impl("hifloat4_unpack.out", &amct::hif4::unpackMetaOut);
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {
-  m.impl("hifloat4_fake_quant", &fakeQuantCpu);
-  m.impl("hifloat4_pack", &packCpu);
-  m.impl("hifloat4_unpack", &unpackCpu);
+  m.impl("hifloat4_fake_quant", &amct::hif4::fakeQuantNative);
+  m.impl("hifloat4_pack", &amct::hif4::packNative);
+  m.impl("hifloat4_unpack", &amct::hif4::unpackNative);
+  m.impl("hifloat4_fake_quant.out", &amct::hif4::fakeQuantNativeOut);
+  m.impl("hifloat4_pack.out", &amct::hif4::packNativeOut);
+  m.impl("hifloat4_unpack.out", &amct::hif4::unpackNativeOut);
+  m.impl("_hifloat4_fake_quant_emulated", &fakeQuantEmulated);
+  m.impl("_hifloat4_pack_emulated", &packEmulated);
+  m.impl("_hifloat4_unpack_emulated", &unpackEmulated);
+}
+
+TORCH_LIBRARY_IMPL(amct, Autograd, m) { m.impl("hifloat4_fake_quant", &fakeQuantAutograd); }
+
+TORCH_LIBRARY_IMPL(amct, CompositeExplicitAutograd, m) {
+  m.impl("hifloat4_fake_quant.out", &fakeQuantCopyOut);
+  m.impl("hifloat4_pack.out", &packCopyOut);
+  m.impl("hifloat4_unpack.out", &unpackCopyOut);
 }

@@ -10,16 +10,30 @@ same run and with the samples interleaved:
 
 Times are the median (or, with ``--stat min``, the minimum) per call over ``--repeat`` samples
 after ``--warmup`` calls; GB/s counts input + output bytes (1 GB = 1e9 B). Ratios: the
-reference's time / the op's time (> 1: the op is faster). The bar this project sets (4M
-elements, bf16, default threads): fake-quant >= 50x the reference. The reference is pure
-PyTorch with OpenMP threads, so its time moves a lot with the load of the machine; the notes
-print the load average.
+reference's time / the op's time (> 1: the op is faster). The reference is pure PyTorch with
+OpenMP threads, so its time moves a lot with the load of the machine; the notes print the load
+average.
+
+Then the bars of issue 12 (4M bfloat16 elements, rows of 1024; 1K elements for latency), each
+measured in ``--bar-runs`` back-to-back runs of interleaved samples, reported as min / median /
+max over the runs of the per-run ratio (the bar holds for the median), with torch's default
+threads and with 1 thread:
+
+* fake-quant >= 20x reference.py, and at most 3x the time of ``x.clone()`` (same bytes written
+  to a fresh tensor);
+* pack and unpack >= 20x reference.py;
+* ``hifloat4_fake_quant(x, out=buf)`` into a warm buffer at most 3x ``buf.copy_(x)``;
+* 1K-element calls (fake-quant, pack, unpack) within 1.5x of torch's cast latency,
+  ``x.to(torch.float8_e4m3fn)`` of the same 1K bfloat16 tensor.
 
 The reference is slow at 16M elements (seconds per call): ``--no-reference-above N`` skips it
-above N elements (default 16M: never skipped).
+above N elements (default 16M: never skipped); ``--sizes 4M --dtypes bf16`` with ``--bar-runs``
+gives the bars alone quickly.
 
 This is a script, not a test: nothing here runs in the test suite.
 """
+import statistics
+
 import torch
 
 from amct_ops import _benchutil as bu
@@ -31,7 +45,20 @@ DESCRIPTION = "fake-quant / pack / unpack throughput, fp16, bf16 and fp32, 64K..
 DEFAULT_SIZES = "64K,256K,1M,4M,16M"
 QUICK_SIZES = "64K,1M"
 BAR_SIZE = 4 << 20
-BARS = (("fake_quant", "ref_fake_quant", 50.0, "bfloat16"),)
+BAR_RUNS = 5
+SMALL = 1024
+# (label, ours, baseline, kind, bar): "faster" bars need baseline / ours >= bar, "within" bars
+# ours / baseline <= bar.
+BARS = (
+    ("fake-quant vs reference.py", "fake_quant", "ref_fake_quant", "faster", 20.0),
+    ("pack vs reference.py", "pack", "ref_pack", "faster", 20.0),
+    ("unpack vs reference.py", "unpack", "ref_unpack", "faster", 20.0),
+    ("fake-quant vs x.clone()", "fake_quant", "clone", "within", 3.0),
+    ("fake-quant(x, out=buf) vs buf.copy_(x)", "fake_quant_out", "copy", "within", 3.0),
+    ("1K fake-quant vs 1K x.to(float8_e4m3fn)", "small_fake_quant", "small_cast", "within", 1.5),
+    ("1K pack vs 1K x.to(float8_e4m3fn)", "small_pack", "small_cast", "within", 1.5),
+    ("1K unpack vs 1K x.to(float8_e4m3fn)", "small_unpack", "small_cast", "within", 1.5),
+)
 ROW = 1024  # elements per row (a multiple of 64)
 
 # name -> (label, bytes moved per element given the dtype's element size)
@@ -55,6 +82,8 @@ def add_arguments(parser):
                                                                               torch.float32))),
                         help="fp16, bf16 and/or fp32 (default all three)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    parser.add_argument("--bar-runs", type=int, default=None,
+                        help=f"runs of the issue-12 bar measurements (default {BAR_RUNS}, 2 with --quick; 0: none)")
     parser.add_argument("--no-reference-above", type=bu.argparse_type(lambda s: bu.parse_sizes(s)[0]), default=None,
                         help="skip the reference above this many elements (default: never)")
 
@@ -112,7 +141,77 @@ def run(args):
             bu.record(results, stats, stat, dtype, n, lambda name: KERNELS[name][1](es))
             del inputs, fns
 
-    return {"tables": _tables(results, dtypes, sizes, stat), "notes": _notes(results, args), "results": results}
+    runs = getattr(args, "bar_runs", None)
+    runs = (2 if args.quick else BAR_RUNS) if runs is None else max(0, runs)
+    bars = {}
+    if runs:
+        for threads in (torch.get_num_threads(), 1):
+            bars[threads] = _bar_runs(args, runs, threads)
+    tables = _tables(results, dtypes, sizes, stat)
+    if bars:
+        tables.append(_bar_table(bars, runs))
+    return {"tables": tables, "notes": _notes(results, args, bars), "results": results}
+
+
+def _bar_kernels(device):
+    """The callables of the bar measurements, on the bar-sized inputs (bfloat16)."""
+    x, scale, value, cx, cscale, cvalue = _inputs(BAR_SIZE, torch.bfloat16, device, 0)
+    buf = torch.empty_like(x)
+    small = x.reshape(-1)[:SMALL].reshape(1, SMALL).clone()
+    s_scale, s_value = hifloat4_pack(small)
+    return {
+        "fake_quant": lambda: hifloat4_fake_quant(x),
+        "clone": lambda: x.clone(),
+        "fake_quant_out": lambda: hifloat4_fake_quant(x, out=buf),
+        "copy": lambda: buf.copy_(x),
+        "pack": lambda: hifloat4_pack(x),
+        "unpack": lambda: hifloat4_unpack(scale, value, torch.bfloat16),
+        "ref_fake_quant": lambda: ref.hifloat4_fake_quant_ref(cx),
+        "ref_pack": lambda: ref.hifloat4_pack_ref(cx),
+        "ref_unpack": lambda: ref.hifloat4_unpack_ref(cscale, cvalue, torch.bfloat16),
+        "small_fake_quant": lambda: hifloat4_fake_quant(small),
+        "small_pack": lambda: hifloat4_pack(small),
+        "small_unpack": lambda: hifloat4_unpack(s_scale, s_value, torch.bfloat16),
+        "small_cast": lambda: small.to(torch.float8_e4m3fn),
+    }
+
+
+def _bar_runs(args, runs, threads):
+    """Per bar, the list of per-run ratios (each run: all kernels' samples interleaved)."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        fns = _bar_kernels(args.device)
+        ratios = {label: [] for label, *_ in BARS}
+        for _ in range(runs):
+            st = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=0.002, sync=args.sync)
+            t = {name: st[name].median for name in fns}
+            for label, ours, base, kind, _bar in BARS:
+                ratios[label].append(t[base] / t[ours] if kind == "faster" else t[ours] / t[base])
+        return ratios
+    finally:
+        torch.set_num_threads(saved)
+
+
+def _verdict(kind, bar, value):
+    return "met" if (value >= bar if kind == "faster" else value <= bar) else "NOT met"
+
+
+def _bar_table(bars, runs):
+    default_threads, rows = max(bars), []
+    for label, _ours, _base, kind, bar in BARS:
+        row = [label, (">= " if kind == "faster" else "<= ") + f"{bar:g}x"]
+        for threads in sorted(bars, reverse=True):
+            r = sorted(bars[threads][label])
+            med = statistics.median(r)
+            row += [f"{r[0]:.2f}x / {med:.2f}x / {r[-1]:.2f}x", _verdict(kind, bar, med)]
+        rows.append(row)
+    cols = ["bar (4M bfloat16; 1K for latency)", "bar"]
+    for threads in sorted(bars, reverse=True):
+        cols += [f"{threads} thread(s): min / median / max", "median"]
+    return {"title": f"issue 12 bars: per-run ratios over {runs} runs (\"faster\": baseline time / op time; "
+                     f"\"within\": op time / baseline time)",
+            "columns": cols, "rows": rows}
 
 
 def _tables(results, dtypes, sizes, stat):
@@ -142,7 +241,7 @@ def _tables(results, dtypes, sizes, stat):
     ]
 
 
-def _notes(results, args):
+def _notes(results, args, bars):
     t = bu.index_results(results)
     load = bu.load_average()
     notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
@@ -151,15 +250,9 @@ def _notes(results, args):
     if load is not None:
         notes.append(f"load average at the end: {load}: the reference's OpenMP threads slow down a lot on a "
                      "busy machine, so the speed-ups are only comparable within one run.")
-    notes.append("")
-    notes.append(f"performance bar ({bu.format_size(BAR_SIZE)} elements, {torch.get_num_threads()} torch threads):")
-    for ours, theirs, bar, dt in BARS:
-        ratio = bu.time_ratio(t, dt, BAR_SIZE, ours, theirs)
-        if ratio is None:
-            notes.append(f"- {ours} vs reference.py ({dt}): not measured (needs --sizes 4M --dtypes bf16)")
-        else:
-            verdict = "met" if ratio >= bar else "NOT met"
-            notes.append(f"- {ours} vs reference.py ({dt}): {ratio:.1f}x (bar >= {bar:.0f}x): {verdict}")
+    if bars:
+        notes.append("bars: each run times every bar kernel with interleaved samples (median of --repeat); "
+                     "the spread of the per-run ratios shows the noise of this machine.")
     return notes
 
 

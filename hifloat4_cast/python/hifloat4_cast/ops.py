@@ -4,14 +4,46 @@ import torch
 #: The torch.ops.amct operators of this package.
 OPS = ("hifloat4_fake_quant", "hifloat4_pack", "hifloat4_unpack")
 
+_OUT_RULE = """
+    With ``out=``, the result is written into the given tensor(s) and returned, as ATen's ``.out``
+    overloads do (``torch.ops.amct.<op>.out``): each must have the result's dtype and the inputs'
+    device, and either the result's shape or no elements (it is then resized); it must then be
+    contiguous, and may not overlap the inputs (fake-quant may write into its own contiguous
+    input). Like ATen's out= functions, these do not support autograd."""
 
-def hifloat4_fake_quant(x, qdim=-1):
+
+def _no_grad_with_out(op, *tensors):
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"{op}: out= does not support automatic differentiation, but an input requires grad")
+
+
+def _copy_out(op, bufs, results, names=("out",)):
+    """out= under torch.compile: the .out overloads are not tagged ``out`` (see register.cpp), so
+    torch.compile cannot functionalize them; the wrappers there apply the same out= rule to the
+    functional op's results and copy them in (an empty buffer is resized)."""
+    for name, buf, result in zip(names, bufs, results):
+        if buf.dtype != result.dtype:
+            raise RuntimeError(f"{op}: {name} dtype must be {str(result.dtype)[6:]}, got {str(buf.dtype)[6:]}")
+        if buf.device != result.device:
+            raise RuntimeError(f"{op}: {name} device must be {result.device}, got {buf.device}")
+        if buf.shape != result.shape:
+            if buf.numel() != 0:
+                raise RuntimeError(f"{op}: {name} shape must be {list(result.shape)} (or an empty tensor, which is "
+                                   f"resized to it), got {list(buf.shape)}")
+            buf.resize_(result.shape)
+        if not buf.is_contiguous():
+            raise RuntimeError(f"{op}: {name} must be contiguous, got strides {list(buf.stride())}")
+        buf.copy_(result)
+    return bufs
+
+
+def hifloat4_fake_quant(x, qdim=-1, *, out=None):
     """Round ``x`` (float16, bfloat16 or float32) to HiFloat4 along ``qdim``; same shape and dtype.
 
     Blocks of 64 consecutive elements along ``qdim`` (its length must be a multiple of 64;
     negative ``qdim`` counts from the end) share an E6M2 block scale S, a per-8 and a per-4
     exponent flag, and 3-bit codes: each value becomes ``sign * c/4 * 2^(l2 + l3) * S`` with
-    c in 0..7 (spec hifloat4.md A2). Results are bit-exact on every backend and for every
+    c in 0..7 (docs/hifloat4.md). Results are bit-exact on every backend and for every
     thread count, core count and tile size. -0.0 gives +0.0; a negative value that quantises to
     zero gives -0.0. A block holding a NaN or +-Inf becomes all NaN (quiet NaN); the other
     blocks are unaffected. Returns a contiguous tensor on ``x``'s device.
@@ -19,10 +51,15 @@ def hifloat4_fake_quant(x, qdim=-1):
     The gradient is straight-through: ``grad_input = grad_output`` everywhere, and gradients
     still pass through NaN-poisoned blocks unchanged (a finite upstream gradient stays finite).
     """
-    return torch.ops.amct.hifloat4_fake_quant(x, qdim)
+    if out is None:
+        return torch.ops.amct.hifloat4_fake_quant(x, qdim)
+    _no_grad_with_out("hifloat4_fake_quant", x)
+    if torch.compiler.is_compiling():
+        return _copy_out("hifloat4_fake_quant", (out,), (torch.ops.amct.hifloat4_fake_quant(x, qdim),))[0]
+    return torch.ops.amct.hifloat4_fake_quant.out(x, qdim, out=out)
 
 
-def hifloat4_pack(x):
+def hifloat4_pack(x, *, out=None):
     """Pack ``x`` (float16, bfloat16 or float32) into HiFloat4 bytes along the last dimension.
 
     The last dimension n must be a multiple of 64. Returns ``(scale, value)``, contiguous uint8
@@ -30,12 +67,18 @@ def hifloat4_pack(x):
     (0xFF for a block holding NaN or +-Inf), the per-8 flags and the two per-4 flag bytes (most
     significant bit first); ``value`` of shape (*lead, n/2) holds two codes per byte, the even
     element in the low nibble, nibble = 8 * [x < 0] + c. float16 and bfloat16 inputs give the
-    bytes of their exact float32 widening. Not differentiable.
+    bytes of their exact float32 widening. Not differentiable. ``out``: a ``(scale, value)`` pair.
     """
-    return torch.ops.amct.hifloat4_pack(x)
+    if out is None:
+        return torch.ops.amct.hifloat4_pack(x)
+    scale, value = out
+    _no_grad_with_out("hifloat4_pack", x)
+    if torch.compiler.is_compiling():
+        return _copy_out("hifloat4_pack", (scale, value), torch.ops.amct.hifloat4_pack(x), ("scale", "value"))
+    return torch.ops.amct.hifloat4_pack.out(x, scale=scale, value=value)
 
 
-def hifloat4_unpack(scale, value, dtype=None):
+def hifloat4_unpack(scale, value, dtype=None, *, out=None):
     """Decode HiFloat4 bytes (as made by :func:`hifloat4_pack`) to ``dtype``.
 
     ``scale``: uint8 (*lead, g, 4); ``value``: uint8 (*lead, 32 g), on the same device. Returns
@@ -43,13 +86,15 @@ def hifloat4_unpack(scale, value, dtype=None):
     cast with round-to-nearest-even to ``dtype`` (float16, bfloat16 or float32; None means
     float32). A block whose E6M2 byte is 0xFF decodes to NaN. Every byte pattern is valid.
     ``hifloat4_unpack(*hifloat4_pack(x)).to(x.dtype)`` equals ``hifloat4_fake_quant(x)`` bitwise.
-    Not differentiable.
+    Not differentiable. With ``out=``, ``dtype`` None still means float32 (``out`` must match).
     """
-    return torch.ops.amct.hifloat4_unpack(scale, value, dtype)
+    if out is None:
+        return torch.ops.amct.hifloat4_unpack(scale, value, dtype)
+    if torch.compiler.is_compiling():
+        return _copy_out("hifloat4_unpack", (out,), (torch.ops.amct.hifloat4_unpack(scale, value, dtype),))[0]
+    return torch.ops.amct.hifloat4_unpack.out(scale, value, dtype, out=out)
 
 
-def _straight_through(ctx, grad_output):
-    return grad_output, None
-
-
-torch.library.register_autograd("amct::hifloat4_fake_quant", _straight_through)
+for _fn in (hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack):
+    if _fn.__doc__:  # None under python -OO
+        _fn.__doc__ += _OUT_RULE

@@ -13,7 +13,12 @@ middle / last, rank 1 and rank 4, transposed / step-sliced / expanded inputs, em
 kernel launch), rows that are not multiples of 512, on the CPU the independence of the thread
 count, emulated core count and UB size; the identity unpack(pack(x)).to(x.dtype) ==
 fake_quant(x); unpack of every scale byte; fake-quant's straight-through gradient.
+
+On the CPU every case runs twice: on the ops (native C++) and on the AscendC kernel through the
+kernel sim (the private ops ``_hifloat4_*_emulated``, the code the NPU runs); the emulated core
+count and UB size cases apply to the kernel only, the gradient case to the ops only.
 """
+import collections
 import math
 
 import torch
@@ -24,8 +29,18 @@ from amct_ops.hifloat4_cast import reference as ref
 
 SEED = 20240602
 F16, BF16, F32, U8 = torch.float16, torch.bfloat16, torch.float32, torch.uint8
-FQ, PACK, UNPACK = "hifloat4_fake_quant", "hifloat4_pack", "hifloat4_unpack"
 DTYPES = (F16, BF16, F32)
+
+# The three operations under test and the names their result rows carry.
+Ops = collections.namedtuple("Ops", "fq pack unpack fq_name pack_name unpack_name emulated")
+NATIVE = Ops(hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack,
+             "hifloat4_fake_quant", "hifloat4_pack", "hifloat4_unpack", False)
+
+
+def _emulated_ops():
+    ops = torch.ops.amct
+    return Ops(ops._hifloat4_fake_quant_emulated, ops._hifloat4_pack_emulated, ops._hifloat4_unpack_emulated,
+               "_hifloat4_fake_quant_emulated", "_hifloat4_pack_emulated", "_hifloat4_unpack_emulated", True)
 
 
 def _gen(offset=0):
@@ -75,13 +90,13 @@ def _structured(dtype):
     return torch.tensor(rows, dtype=torch.float64).to(dtype)
 
 
-def _fq_cases(device, dtype):
+def _fq_cases(device, dtype, ops):
     label = dtype_name(dtype)
     rows = []
 
     def case(name, inp, qdim=-1, view=None, golden=None, fn=None):
-        f = fn or (lambda x: hifloat4_fake_quant(x, qdim))
-        rows.append(check_case(FQ, name, f, inp, lambda x: ref.hifloat4_fake_quant_ref(x, qdim), device, dtype,
+        f = fn or (lambda x: ops.fq(x, qdim))
+        rows.append(check_case(ops.fq_name, name, f, inp, lambda x: ref.hifloat4_fake_quant_ref(x, qdim), device, dtype,
                                dtype=label, view=view, golden=golden))
 
     two = torch.full((1, 64), 2.0, dtype=dtype)
@@ -102,13 +117,14 @@ def _fq_cases(device, dtype):
     case("empty (0, 64)", torch.zeros(0, 64, dtype=dtype))
     case("empty (3, 0)", torch.zeros(3, 0, dtype=dtype))
     case("multi-block (1, 1048576)", _random((1, 1 << 20), dtype, offset=11))
-    rows += _cpu_independence(device, dtype, _random((97, 1088), dtype, offset=12))
-    rows.append(_ste_case(device, dtype))
+    rows += _cpu_independence(device, dtype, _random((97, 1088), dtype, offset=12), ops)
+    if not ops.emulated:
+        rows.append(_ste_case(device, dtype))
     return rows
 
 
-def _cpu_independence(device, dtype, inp):
-    """CPU only: same bits with 1 thread, emulated 1 / 3 cores and a 40 KB UB."""
+def _cpu_independence(device, dtype, inp, ops):
+    """CPU only: same bits with 1 thread; for the kernel, emulated 1 / 3 cores and a 40 KB UB."""
     if device.type != "cpu":
         return []
     label = dtype_name(dtype)
@@ -118,21 +134,24 @@ def _cpu_independence(device, dtype, inp):
         saved = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            return hifloat4_fake_quant(x)
+            return ops.fq(x)
         finally:
             torch.set_num_threads(saved)
 
-    out.append(check_case(FQ, "1 thread", one_thread, inp, ref.hifloat4_fake_quant_ref, device, dtype, dtype=label))
+    out.append(check_case(ops.fq_name, "1 thread", one_thread, inp, ref.hifloat4_fake_quant_ref, device, dtype,
+                          dtype=label))
+    if not ops.emulated:
+        return out
     from amct_ops._sim import sim_platform
 
     for cores, ub in ((1, 0), (3, 40 * 1024)):
 
         def with_platform(x, cores=cores, ub=ub):
             with sim_platform(aiv_cores=cores, ub_bytes=ub):
-                return hifloat4_fake_quant(x)
+                return ops.fq(x)
 
         name = f"sim {cores} core(s)" + (f", {ub // 1024} KB UB" if ub else "")
-        out.append(check_case(FQ, name, with_platform, inp, ref.hifloat4_fake_quant_ref, device, dtype,
+        out.append(check_case(ops.fq_name, name, with_platform, inp, ref.hifloat4_fake_quant_ref, device, dtype,
                               dtype=label))
     return out
 
@@ -141,6 +160,7 @@ def _ste_case(device, dtype):
     """Straight-through gradient, poisoned blocks included: grad_input == grad_output bitwise."""
     label = dtype_name(dtype)
     name = "autograd (straight-through)"
+    FQ = NATIVE.fq_name
     try:
         x = _random((6, 128), dtype, offset=13)
         x[0, 3] = math.nan
@@ -202,13 +222,13 @@ def _check_outputs(op, case, label, device, fn, inputs, expected, golden=None, e
     return result(op, case, label, True, detail, outs[0].device)
 
 
-def _pack_cases(device, dtype):
+def _pack_cases(device, dtype, ops):
     label = dtype_name(dtype)
     rows = []
 
     def case(name, x, golden=None):
         empty = x.numel() == 0 and device.type == "cpu"
-        rows.append(_check_outputs(PACK, name, label, device, hifloat4_pack, [x], list(ref.hifloat4_pack_ref(x)),
+        rows.append(_check_outputs(ops.pack_name, name, label, device, ops.pack, [x], list(ref.hifloat4_pack_ref(x)),
                                    golden=golden, expect_no_launch=empty))
 
     two = torch.full((1, 64), 2.0, dtype=dtype)
@@ -226,16 +246,16 @@ def _pack_cases(device, dtype):
     return rows
 
 
-def _unpack_cases(device, out_dtype):
+def _unpack_cases(device, out_dtype, ops):
     label = "float32 (default)" if out_dtype is None else dtype_name(out_dtype)
     rows = []
 
     def fn(s, v):
-        return hifloat4_unpack(s, v) if out_dtype is None else hifloat4_unpack(s, v, out_dtype)
+        return ops.unpack(s, v) if out_dtype is None else ops.unpack(s, v, out_dtype)
 
     def case(name, s, v, golden=None):
         empty = s.numel() == 0 and device.type == "cpu"
-        rows.append(_check_outputs(UNPACK, name, label, device, fn, [s, v], [ref.hifloat4_unpack_ref(s, v, out_dtype)],
+        rows.append(_check_outputs(ops.unpack_name, name, label, device, fn, [s, v], [ref.hifloat4_unpack_ref(s, v, out_dtype)],
                                    golden=golden, expect_no_launch=empty))
 
     g = _gen(31)
@@ -257,21 +277,22 @@ def _unpack_cases(device, out_dtype):
     return rows
 
 
-def _identity_cases(device, dtype):
+def _identity_cases(device, dtype, ops):
     """C5: unpack(pack(x)).to(x.dtype) equals fake_quant(x) bitwise (qdim -1)."""
     label = dtype_name(dtype)
+    what = "identity (C5)" + (" of the emulated kernel" if ops.emulated else "")
     x = torch.cat([_structured(dtype).reshape(-1), _random((64 * 200,), dtype, offset=41),
                    _bit_patterns(64 * 200, dtype, offset=42)]).reshape(-1, 128)
     try:
         xd = x.to(device)
-        back = hifloat4_unpack(*hifloat4_pack(xd)).to(dtype)
-        fq = hifloat4_fake_quant(xd)
+        back = ops.unpack(*ops.pack(xd)).to(dtype)
+        fq = ops.fq(xd)
     except Exception as exc:
         msg = str(exc).strip().splitlines()
-        return [result("identity (C5)", "unpack(pack(x)).to(dtype) == fake_quant(x)", label, False,
+        return [result(what, "unpack(pack(x)).to(dtype) == fake_quant(x)", label, False,
                        f"raised {type(exc).__name__}: {msg[0] if msg else ''}")]
     bad = bitwise_mismatch(back.cpu(), fq.cpu())
-    return [result("identity (C5)", "unpack(pack(x)).to(dtype) == fake_quant(x)", label, not bool(bad.any()),
+    return [result(what, "unpack(pack(x)).to(dtype) == fake_quant(x)", label, not bool(bad.any()),
                    f"{x.numel()} elements" + (f", {int(bad.sum())} differ" if bool(bad.any()) else ""),
                    fq.device)]
 
@@ -280,12 +301,13 @@ def run(device):
     """All hifloat4_cast cases on ``device`` (a torch.device) -> list of result dicts."""
     device = torch.device(device)
     rows = []
-    for dtype in DTYPES:
-        rows += _fq_cases(device, dtype)
-    for dtype in DTYPES:
-        rows += _pack_cases(device, dtype)
-    for out_dtype in (None, F16, BF16, F32):
-        rows += _unpack_cases(device, out_dtype)
-    for dtype in DTYPES:
-        rows += _identity_cases(device, dtype)
+    for ops in (NATIVE, _emulated_ops()) if device.type == "cpu" else (NATIVE,):
+        for dtype in DTYPES:
+            rows += _fq_cases(device, dtype, ops)
+        for dtype in DTYPES:
+            rows += _pack_cases(device, dtype, ops)
+        for out_dtype in (None, F16, BF16, F32):
+            rows += _unpack_cases(device, out_dtype, ops)
+        for dtype in DTYPES:
+            rows += _identity_cases(device, dtype, ops)
     return rows
