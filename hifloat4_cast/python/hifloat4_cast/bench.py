@@ -267,8 +267,10 @@ def npu_estimate(args):
         for n in sizes:
             def make(n=n, dtype=dtype):
                 x, scale, value, _cx, _cs, _cv = _inputs(n, dtype, "cpu", args.seed)
-                return {"fake-quant": lambda: hifloat4_fake_quant(x), "pack": lambda: hifloat4_pack(x),
-                        "unpack": lambda: hifloat4_unpack(scale, value, dtype)}
+                ops = torch.ops.amct  # the AscendC kernels in the sim: what the NPU runs
+                return {"fake-quant": lambda: ops._hifloat4_fake_quant_emulated(x, -1),
+                        "pack": lambda: ops._hifloat4_pack_emulated(x),
+                        "unpack": lambda: ops._hifloat4_unpack_emulated(scale, value, dtype)}
             for name in ("fake-quant", "pack", "unpack"):
                 cases.append((f"{name} {bu.dtype_label(dtype)} {bu.format_size(n)}",
                               lambda make=make, name=name: make()[name]()))
