@@ -6,6 +6,7 @@ meant to compile with bisheng for it (ascendc_subset.md R3).
 """
 import concurrent.futures
 import os
+import re
 import subprocess
 import unittest
 from pathlib import Path
@@ -13,6 +14,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "common" / "ascendc_sim"
 KERNELS = sorted(ROOT.glob("*/op_kernel/*_kernel.cpp"))
+DEVICE_SOURCES = sorted({*ROOT.glob("*/op_kernel/*.cpp"), *ROOT.glob("*/op_kernel/*.h")})
+
+# A lambda introducer where an expression starts: after ( , = ; { } return or a line start, a
+# capture list (possibly empty), then an optional parameter list, specifiers, return type, and {.
+LAMBDA = re.compile(r"(?:^|[(,=;{}]|\breturn)\s*\[[^\[\]]*\]\s*(?:\([^()]*\))?\s*(?:mutable\s*|constexpr\s*)*"
+                    r"(?:->\s*[\w:<>\s]+)?\{", re.MULTILINE)
+
+
+def device_code(text):
+    """The source without comments, string literals and the sim-only launcher branch (host code)."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.DOTALL)
+    text = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+    return re.sub(r"#if defined\(AMCT_KERNEL_SIM\).*?#else", "", text, flags=re.DOTALL)
+
+
+def lambdas_in(text):
+    return [m.group(0).strip() for m in LAMBDA.finditer(device_code(text))]
 
 
 def compile_kernel(path, arch):
@@ -43,6 +61,45 @@ class KernelSourcesCompileTest(unittest.TestCase):
                 self.assertIn("AMCT_KERNEL_SIM", lines[conditionals[0]])
                 launcher = max(i for i, line in enumerate(lines) if '#include' in line or 'extern "C" void' in line)
                 self.assertGreater(conditionals[0], launcher)
+
+
+
+class NoLambdaInDeviceCodeTest(unittest.TestCase):
+    """bisheng's device lambdas need __attribute__((cce_aicore)), which the sim (where __aicore__
+    is empty) cannot check: device code passes functor structs or member steps instead."""
+
+    def test_the_scan_covers_every_kernel_and_the_common_header(self):
+        self.assertIn(ROOT / "common" / "op_kernel" / "amct_kernel_common.h", DEVICE_SOURCES)
+        for path in KERNELS:
+            self.assertIn(path, DEVICE_SOURCES)
+
+    def test_the_detector_finds_lambdas_and_nothing_else(self):
+        found = [
+            "ForEachTile(n, t, [this](uint64_t o, uint32_t l) { Step(o, l); });",
+            "auto f = [&] { return 1; };",
+            "Run([=]() mutable { x(); });",
+            "auto g = [](int a) -> int { return a; };",
+            "  [k, &v] {\n v = k; }();",
+        ]
+        for sample in found:
+            with self.subTest(sample=sample):
+                self.assertEqual(len(lambdas_in(sample)), 1)
+        not_found = [
+            "y.SetValue(i, values.GetValue(x[i]));",
+            "LocalTensor<float> a = buf[slot * U_];",
+            "int table[4] = {1, 2, 3, 4};",
+            "// a comment: [this](int) { }",
+            'const char* s = "[=] { }";',
+            "#if defined(AMCT_KERNEL_SIM)\n Launch(\"k\", n, [=] { k(a); });\n#else\n k<<<n, nullptr, s>>>(a);\n#endif",
+        ]
+        for sample in not_found:
+            with self.subTest(sample=sample):
+                self.assertEqual(lambdas_in(sample), [])
+
+    def test_no_device_source_has_a_lambda(self):
+        for path in DEVICE_SOURCES:
+            with self.subTest(source=path.relative_to(ROOT).as_posix()):
+                self.assertEqual(lambdas_in(path.read_text()), [])
 
 
 if __name__ == "__main__":

@@ -231,11 +231,14 @@ class Quantiser : public Common {
   }
 
   __aicore__ inline void Process() {
-    ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
-      CopyIn(done, u);
-      Compute(u);
-      CopyOut(done, u);
-    });
+    ForEachTile(range_.length, U_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t done, uint32_t u) {
+    CopyIn(done, u);
+    Compute(u);
+    CopyOut(done, u);
   }
 
  private:
@@ -653,11 +656,14 @@ class Unpacker : public Common {
   }
 
   __aicore__ inline void Process() {
-    ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
-      CopyIn(done, u);
-      Compute(u);
-      CopyOut(done, u);
-    });
+    ForEachTile(range_.length, U_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t done, uint32_t u) {
+    CopyIn(done, u);
+    Compute(u);
+    CopyOut(done, u);
   }
 
  private:

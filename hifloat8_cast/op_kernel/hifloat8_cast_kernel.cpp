@@ -118,11 +118,14 @@ class LutCast {
 
   __aicore__ inline void Process() {
     LoadLut();
-    ForEachTile(range_.length, tileLength_, [this](uint64_t offset, uint32_t len) {
-      CopyIn(offset, len);
-      Compute(len);
-      CopyOut(offset, len);
-    });
+    ForEachTile(range_.length, tileLength_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t offset, uint32_t len) {
+    CopyIn(offset, len);
+    Compute(len);
+    CopyOut(offset, len);
   }
 
  private:
@@ -273,11 +276,14 @@ class Fp32FakeQuant {
   }
 
   __aicore__ inline void Process() {
-    ForEachTile(range_.length, tileLength_, [this](uint64_t offset, uint32_t len) {
-      CopyIn(offset, len);
-      Compute(len);
-      CopyOut(offset, len);
-    });
+    ForEachTile(range_.length, tileLength_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t offset, uint32_t len) {
+    CopyIn(offset, len);
+    Compute(len);
+    CopyOut(offset, len);
   }
 
  private:

@@ -90,11 +90,14 @@ class Quantiser {
   }
 
   __aicore__ inline void Process() {
-    amct_kernel::ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
-      CopyIn(done, u);
-      Compute(u);
-      CopyOut(done, u);
-    });
+    amct_kernel::ForEachTile(range_.length, U_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t done, uint32_t u) {
+    CopyIn(done, u);
+    Compute(u);
+    CopyOut(done, u);
   }
 
  private:
