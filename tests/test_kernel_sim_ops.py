@@ -43,6 +43,7 @@ from sim_harness import run_program as _run_program  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SRC_DIR = Path(__file__).resolve().parent / "sim"
 HIF4_KERNEL_DIR = ROOT / "hifloat4_cast" / "op_kernel"
+COMMON_KERNEL_DIR = ROOT / "common" / "op_kernel"
 VECTORS = ROOT.parent / "shared" / "vectors" / "hif4_vectors.json"
 KERNEL_COMMON_DIR = ROOT / "common" / "op_kernel"  # amct_kernel_common.h, shared by the kernels
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-I", str(KERNEL_COMMON_DIR), "-pthread"]
@@ -92,6 +93,7 @@ def _prebuild():
         for name in ("test_sim_reduce", "test_sim_gather", "test_sim_cast_modes"):
             build(name, arch)
         build("test_hif4_kernel", arch, "-O2", (HIF4_KERNEL_DIR,))
+        build("test_sim_reduce_names", arch, "-O1", (COMMON_KERNEL_DIR,))
         build("test_sim_ops_perf", arch, "-O3")
 
 
@@ -112,6 +114,23 @@ class _ProgramTest(ProgramTestBase):
 
     def assertProgramClean(self):
         super().assertProgramClean(min_checks=1)
+
+
+class SimReduceNamesTest(_ProgramTest):
+    """CANN >= 9.1's ReduceRepeat / ReduceDataBlock equal WholeReduce* / BlockReduce*, and so do
+    the version-selected wrappers of common/op_kernel/amct_reduce.h."""
+
+    program = "test_sim_reduce_names"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_new_names_equal_old_names(self):
+        self.assertPrefixChecks("names_reduce_", 6)
+
+    def test_wrappers(self):
+        self.assertChecks(["names_wrapper_each_repeat_max", "names_wrapper_each_block_sum_bit_mask",
+                           "names_wrapper_version_macro"])
 
 
 class SimReduceTest(_ProgramTest):

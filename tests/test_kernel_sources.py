@@ -33,9 +33,15 @@ def lambdas_in(text):
     return [m.group(0).strip() for m in LAMBDA.finditer(device_code(text))]
 
 
-def compile_kernel(path, arch):
+# asc-devkit's version macros (asc_devkit_version.h): CANN 9.0 (no header: the old reduction
+# names) and 9.1 (ReduceRepeat / ReduceDataBlock through common/op_kernel/amct_reduce.h).
+CANN_VERSIONS = {"9.0": [], "9.1": ["-DASC_DEVKIT_MAJOR=9", "-DASC_DEVKIT_MINOR=1"]}
+
+
+def compile_kernel(path, arch, cann="9.0"):
     cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-DAMCT_KERNEL_SIM",
-           f"-D__NPU_ARCH__={arch}", f"-I{SIM}", f"-I{ROOT / 'common' / 'op_kernel'}", f"-I{path.parent}", str(path)]
+           f"-D__NPU_ARCH__={arch}", *CANN_VERSIONS[cann], f"-I{SIM}", f"-I{ROOT / 'common' / 'op_kernel'}",
+           f"-I{path.parent}", str(path)]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -43,13 +49,21 @@ class KernelSourcesCompileTest(unittest.TestCase):
     def test_there_are_kernels(self):
         self.assertIn(ROOT / "hifloat8_cast" / "op_kernel" / "hifloat8_cast_kernel.cpp", KERNELS)
 
-    def test_every_kernel_compiles_for_both_arches(self):
-        jobs = [(path, arch) for path in KERNELS for arch in ("2201", "3510")]
+    def test_every_kernel_compiles_for_both_arches_and_cann_versions(self):
+        jobs = [(path, arch, cann) for path in KERNELS for arch in ("2201", "3510") for cann in CANN_VERSIONS]
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             results = list(pool.map(lambda job: compile_kernel(*job), jobs))
-        for (path, arch), result in zip(jobs, results):
-            with self.subTest(kernel=path.relative_to(ROOT).as_posix(), arch=arch):
+        for (path, arch, cann), result in zip(jobs, results):
+            with self.subTest(kernel=path.relative_to(ROOT).as_posix(), arch=arch, cann=cann):
                 self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+
+    def test_kernels_reduce_through_the_version_selected_names(self):
+        """No kernel calls WholeReduce* / BlockReduce* (or ReduceRepeat / ReduceDataBlock) itself:
+        amct_reduce.h picks the names of the CANN headers in use."""
+        names = re.compile(r"\b(WholeReduce(Sum|Max|Min)|BlockReduce(Sum|Max|Min)|ReduceRepeat|ReduceDataBlock)\s*[<(]")
+        for path in KERNELS:
+            with self.subTest(kernel=path.name):
+                self.assertEqual(names.findall(device_code(path.read_text())), [])
 
     def test_kernel_files_have_no_conditional_code_outside_the_launcher(self):
         """ascendc_subset.md R6: the launcher block is the only #if of a kernel file."""

@@ -34,8 +34,8 @@ inline void DoSetFlag(AscendC::HardEvent evt, int32_t id) {
     Fail(kApi, Fmt("flags: SetFlag<HardEvent::%s>(%d) twice without a WaitFlag in between", info.name, id));
   }
   f.set = true;
-  if (info.src == kPipeS) {
-    f.snap.valid = false;  // S -> X always holds; nothing to transfer
+  if (info.src == kPipeS && !c->strictSync) {
+    f.snap.valid = false;  // S -> X always holds (auto-sync); nothing to transfer
   } else {
     f.snap = TakeSnap(c, static_cast<Pipe>(info.src));
   }
@@ -49,6 +49,7 @@ inline void DoWaitFlag(AscendC::HardEvent evt, int32_t id) {
   if (!f.set) Fail(kApi, Fmt("flags: WaitFlag<HardEvent::%s>(%d) without a matching SetFlag", info.name, id));
   f.set = false;
   if (info.dst == kPipeS) {
+    MergeSnap(c, kPipeS, f.snap);
     MergeSnap(c, kPipeV, f.snap);
     MergeSnap(c, kPipeMte2, f.snap);
     MergeSnap(c, kPipeMte3, f.snap);
@@ -62,9 +63,9 @@ inline void DoPipeBarrier(pipe_t pipe) {
   static const char* const kApi = "PipeBarrier";
   BlockCtx* c = Ctx(kApi);
   switch (pipe) {
-    case PIPE_ALL:
-      for (int q = kPipeV; q <= kPipeMte3; ++q) {
-        for (int p = kPipeV; p <= kPipeMte3; ++p) {
+    case PIPE_ALL:  // the scalar pipe too (it only counts under strict sync)
+      for (int q = kPipeS; q <= kPipeMte3; ++q) {
+        for (int p = kPipeS; p <= kPipeMte3; ++p) {
           if (c->count[p] > c->known[q][p]) c->known[q][p] = c->count[p];
         }
       }

@@ -19,6 +19,19 @@ std::vector<int64_t> simGetPlatform() {
   return {static_cast<int64_t>(facts.aivCores), static_cast<int64_t>(facts.ubBytes)};
 }
 
+// The hardware modes later sim launches emulate (amct_sim::HardwareModes); None: back to the
+// environment (AMCT_SIM_SATURATION / AMCT_SIM_FLUSH_SUBNORMALS / AMCT_SIM_STRICT_SYNC).
+void simSetModes(std::optional<bool> saturation, std::optional<bool> flushSubnormals, std::optional<bool> strictSync) {
+  auto code = [](const std::optional<bool>& v) { return v ? (*v ? 1 : 0) : -1; };
+  amct_sim_state_set_modes(code(saturation), code(flushSubnormals), code(strictSync));
+}
+
+// [saturation, flush_subnormals, strict_sync] as 0/1.
+std::vector<int64_t> simGetModes() {
+  amct_sim::HardwareModes m = amct_sim::GetModes();
+  return {m.saturation ? 1 : 0, m.flushSubnormals ? 1 : 0, m.strictSync ? 1 : 0};
+}
+
 int64_t simLaunchCount() { return static_cast<int64_t>(amct_sim::LaunchCount()); }
 
 // force: "default" / "avx2" / "avx512" pins the native kernels' SIMD path, "reset" returns to the
@@ -39,5 +52,7 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_sim_set_platform(int aiv_cores, int ub_bytes) -> ()", &simSetPlatform);
   m.def("_sim_get_platform() -> int[]", &simGetPlatform);
   m.def("_sim_launch_count() -> int", &simLaunchCount);
+  m.def("_sim_set_modes(bool? saturation, bool? flush_subnormals, bool? strict_sync) -> ()", &simSetModes);
+  m.def("_sim_get_modes() -> int[]", &simGetModes);
   m.def("_cpu_capability(str? force=None) -> str[]", &cpuCapability);
 }

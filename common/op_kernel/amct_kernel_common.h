@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernel_operator.h"
+#include "amct_reduce.h"
 
 namespace amct_kernel {
 

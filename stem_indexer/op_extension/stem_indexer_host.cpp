@@ -595,7 +595,7 @@ uint64_t ubBytes(uint32_t maxLanes) {
   bytes += r32(4 * (amct_stem::kMaxK + kSink + kWin));             // output queue
   bytes += 3 * r32(4 * w);                                        // hi, lo, ones
   bytes += kMasks * r32(w / 8);                                   // compare masks
-  bytes += r32(w / 64 * 4) + r32((w / 64 / 64 + 1) * 4) + 32;     // sums, NaN constant
+  bytes += r32(w / 64 * 4) + r32((w / 64 / 64 + 1) * 4);          // sums
   return bytes;
 }
 
