@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC_DIR = Path(__file__).resolve().parent / "sim"
 HIF4_KERNEL_DIR = ROOT / "hifloat4_cast" / "op_kernel"
 COMMON_KERNEL_DIR = ROOT / "common" / "op_kernel"
+STEM_KERNEL_DIR = ROOT / "stem_indexer" / "op_kernel"
 VECTORS = ROOT.parent / "shared" / "vectors" / "hif4_vectors.json"
 KERNEL_COMMON_DIR = ROOT / "common" / "op_kernel"  # amct_kernel_common.h, shared by the kernels
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-I", str(KERNEL_COMMON_DIR), "-pthread"]
@@ -94,6 +95,7 @@ def _prebuild():
             build(name, arch)
         build("test_hif4_kernel", arch, "-O2", (HIF4_KERNEL_DIR,))
         build("test_sim_reduce_names", arch, "-O1", (COMMON_KERNEL_DIR,))
+        build("test_stem_kernel_bounds", arch, "-O1", (STEM_KERNEL_DIR,))
         build("test_sim_ops_perf", arch, "-O3")
 
 
@@ -114,6 +116,22 @@ class _ProgramTest(ProgramTestBase):
 
     def assertProgramClean(self):
         super().assertProgramClean(min_checks=1)
+
+
+class StemKernelBoundsTest(_ProgramTest):
+    """The stem_indexer kernel bounds its writes per row by itself: a crafted row table (K above
+    the candidates, the row and kMaxK; candidates above the UB capacity; K = 0) never makes it
+    write past a row (also under strict sync)."""
+
+    program = "test_stem_kernel_bounds"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_crafted_rows(self):
+        for prefix in ("stem_bounds_", "stem_bounds_strict_"):
+            self.assertChecks([prefix + name for name in ("launch", "k_above_room_and_candidates",
+                                                          "candidates_above_capacity", "k_zero", "k_above_max_k")])
 
 
 class SimReduceNamesTest(_ProgramTest):

@@ -507,6 +507,7 @@ void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& 
   amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
                                                static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
                                                backend.facts);
+  tiling.rowLength = static_cast<uint32_t>(p.maxKb);  // the kernel's bound on what it writes per row
   at::Tensor dots = at::empty({plan.dotsElements}, p.q.options().dtype(at::kFloat));
   auto dotsOf = [&](const Tile& t) {
     return dots.narrow(0, t.dotsOffset, p.G * static_cast<int64_t>(t.count) * t.width)

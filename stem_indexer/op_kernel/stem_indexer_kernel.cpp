@@ -354,9 +354,10 @@ class StemSelector {
     return need - l.above;
   }
 
-  // Appends kSink + j for the chosen lanes j < n in ascending order; returns the new position.
-  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& o, uint32_t pos, uint32_t n, uint32_t ties,
-                                  uint32_t lanes) {
+  // Appends kSink + j for the chosen lanes j < n in ascending order, at most up to position
+  // `end`; returns the new position.
+  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& o, uint32_t pos, uint32_t end, uint32_t n,
+                                  uint32_t ties, uint32_t lanes) {
     LocalTensor<uint32_t> taken = Mask(kTaken).ReinterpretCast<uint32_t>();
     LocalTensor<uint32_t> tie = Mask(kTie).ReinterpretCast<uint32_t>();
     for (uint32_t w = 0; w < lanes / 32; ++w) {
@@ -372,16 +373,25 @@ class StemSelector {
       }
       while (word != 0) {
         const uint32_t j = w * 32 + LowestBit(word);
-        if (j < n) o.SetValue(pos++, static_cast<int32_t>(amct_stem::kSink + j));
+        if (j < n && pos < end) o.SetValue(pos++, static_cast<int32_t>(amct_stem::kSink + j));
         word &= word - 1u;
       }
     }
     return pos;
   }
 
+  // The row table is trusted for values, not for bounds: a row's candidates are capped at the
+  // UB capacity, K at the candidates, kMaxK and the output row (kSink + K + kWindow elements).
+  // A row that cannot hold its sink and window blocks is skipped.
   __aicore__ inline void Row(uint64_t row) {
-    const uint32_t n = static_cast<uint32_t>(Field(row, amct_stem::kCandidates));
-    const uint32_t K = static_cast<uint32_t>(Field(row, amct_stem::kTopK));
+    const uint64_t rawN = Field(row, amct_stem::kCandidates);
+    const uint64_t rawK = Field(row, amct_stem::kTopK);
+    const uint32_t n = static_cast<uint32_t>(rawN < t_.maxLanes ? rawN : t_.maxLanes);
+    if (n == 0 || rawK == 0 || t_.rowLength < amct_stem::kSink + amct_stem::kWindow + 1) return;
+    const uint32_t room = t_.rowLength - amct_stem::kSink - amct_stem::kWindow;
+    uint32_t K = static_cast<uint32_t>(rawK < amct_stem::kMaxK ? rawK : amct_stem::kMaxK);
+    K = K < n ? K : n;
+    K = K < room ? K : room;
     const uint32_t lanes = RoundUpTo(n, kRepeatLanes);
     LocalTensor<float> s = dotsQue_.AllocTensor<float>();
     LocalTensor<float> bias = biasQue_.AllocTensor<float>();
@@ -392,7 +402,7 @@ class StemSelector {
     WaitForPipe<HardEvent::V_S>();     // the masks Emit reads
     WaitForPipe<HardEvent::MTE3_S>();  // the previous row's output DMA has read o
     for (uint32_t c = 0; c < amct_stem::kSink; ++c) o.SetValue(c, static_cast<int32_t>(c));
-    uint32_t pos = Emit(o, amct_stem::kSink, n, ties, lanes);
+    uint32_t pos = Emit(o, amct_stem::kSink, amct_stem::kSink + K, n, ties, lanes);
     const uint32_t windowStart = n + amct_stem::kSink;  // vis - 4 with vis = n + 8
     for (uint32_t c = 0; c < amct_stem::kWindow; ++c) o.SetValue(pos + c, static_cast<int32_t>(windowStart + c));
     pos += amct_stem::kWindow;
