@@ -96,6 +96,7 @@ def _prebuild():
         build("test_hif4_kernel", arch, "-O2", (HIF4_KERNEL_DIR,))
         build("test_sim_reduce_names", arch, "-O1", (COMMON_KERNEL_DIR,))
         build("test_stem_kernel_bounds", arch, "-O1", (STEM_KERNEL_DIR,))
+        build("test_probe_kernel", arch, "-O1", (COMMON_KERNEL_DIR,))
         build("test_sim_ops_perf", arch, "-O3")
 
 
@@ -116,6 +117,20 @@ class _ProgramTest(ProgramTestBase):
 
     def assertProgramClean(self):
         super().assertProgramClean(min_checks=1)
+
+
+class ProbeKernelTest(_ProgramTest):
+    """The NPU probe kernel (common/op_kernel/amct_probe.cpp) reports the emulated modes: the
+    saturation flag at launch, GetRuntimeUBSize, exact or flushed subnormal Cast/Mul results;
+    it runs under strict sync."""
+
+    program = "test_probe_kernel"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_reports(self):
+        self.assertChecks(["probe_default", "probe_flush_subnormals", "probe_saturation", "probe_strict_sync"])
 
 
 class StemKernelBoundsTest(_ProgramTest):
