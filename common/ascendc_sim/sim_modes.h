@@ -54,12 +54,15 @@ inline typename FpBits<T>::U ApplyModesToBits(typename FpBits<T>::U u, FpModes m
   return u;
 }
 
+// Integer types pass unchanged (the modes concern float formats only).
 template <class T>
 inline T ApplyModes(T v, FpModes m, bool isResult) {
-  typename FpBits<T>::U u;
-  std::memcpy(&u, &v, sizeof(u));
-  u = ApplyModesToBits<T>(u, m, isResult);
-  std::memcpy(&v, &u, sizeof(u));
+  if constexpr (kIsFloatLike<T>) {
+    typename FpBits<T>::U u;
+    std::memcpy(&u, &v, sizeof(u));
+    u = ApplyModesToBits<T>(u, m, isResult);
+    std::memcpy(&v, &u, sizeof(u));
+  }
   return v;
 }
 
