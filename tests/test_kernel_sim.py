@@ -648,6 +648,66 @@ class SimCostTest(_ProgramTest):
         )
 
 
+class SimHardwareModesTest(_ProgramTest):
+    """The hardware-mode switches: saturation, flush-to-zero and strict sync, and their guards."""
+
+    program = "test_sim_modes"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_switches(self):
+        self.assertChecks(["mode_switches_set_and_reset"])
+
+    def test_saturation(self):
+        self.assertChecks(
+            [
+                "mode_default_half_add_keeps_inf_nan",
+                "mode_saturation_half_add_inf_to_max_nan_to_zero",
+                "mode_saturation_float_add_keeps_inf_nan",
+                "mode_default_cast_float_to_half_overflows_to_inf",
+                "mode_saturation_cast_float_to_half",
+                "mode_saturation_cast_float_to_bf16",
+                "mode_saturation_cast_half_to_float_keeps_inf",
+            ]
+        )
+
+    def test_flush_subnormals(self):
+        self.assertChecks(
+            [
+                "mode_default_mul_float_subnormals_exact",
+                "mode_flush_mul_float_subnormals_to_signed_zero",
+                "mode_default_cast_float_to_half_subnormal",
+                "mode_flush_cast_float_to_half_subnormal_to_zero",
+                "mode_flush_cast_half_subnormal_input_to_zero",
+                "mode_default_compares_subnormal_not_zero",
+                "mode_flush_compares_subnormal_equals_zero",
+            ]
+        )
+
+    def test_kernel_side_control_apis(self):
+        self.assertChecks(["ctrl_get_runtime_ub_size"])
+        self.assertChecks(["ctrl_saturation_flag_off_at_entry_by_default", "ctrl_set_saturation_flag_saturates_later_ops",
+                           "ctrl_saturation_flag_does_not_leak_into_the_next_launch",
+                           "ctrl_saturation_flag_reports_the_launch_mode"], arches=(2201,))
+
+    def test_strict_sync_guards(self):
+        self.assertChecks(
+            [
+                "mode_default_auto_sync_variant_0",
+                "mode_default_auto_sync_variant_2",
+                "mode_default_auto_sync_variant_4",
+                "mode_strict_scalar_read_after_dma_needs_mte2_s",
+                "mode_strict_scalar_read_after_mte2_s_flag",
+                "mode_strict_vector_read_after_scalar_write_needs_s_v",
+                "mode_strict_vector_read_after_s_v_flag",
+                "mode_strict_scalar_write_after_mte3_read_needs_mte3_s",
+                "mode_strict_scalar_write_after_mte3_s_flag",
+                "mode_strict_pipe_barrier_all_orders_the_scalar_unit",
+            ]
+        )
+
+
 class SimCastTest(_ProgramTest):
     """Cast: every (pair, mode) implemented, bit-exact against an independent oracle."""
 

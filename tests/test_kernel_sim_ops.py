@@ -43,6 +43,8 @@ from amct_testing import load_vector_file  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SRC_DIR = Path(__file__).resolve().parent / "sim"
 HIF4_KERNEL_DIR = ROOT / "hifloat4_cast" / "op_kernel"
+COMMON_KERNEL_DIR = ROOT / "common" / "op_kernel"
+STEM_KERNEL_DIR = ROOT / "stem_indexer" / "op_kernel"
 KERNEL_COMMON_DIR = ROOT / "common" / "op_kernel"  # amct_kernel_common.h, shared by the kernels
 BASE_FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-I", str(KERNEL_COMMON_DIR), "-pthread"]
 WARN_FLAGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
@@ -91,6 +93,9 @@ def _prebuild():
         for name in ("test_sim_reduce", "test_sim_gather", "test_sim_cast_modes"):
             build(name, arch)
         build("test_hif4_kernel", arch, "-O2", (HIF4_KERNEL_DIR,))
+        build("test_sim_reduce_names", arch, "-O1", (COMMON_KERNEL_DIR,))
+        build("test_stem_kernel_bounds", arch, "-O1", (STEM_KERNEL_DIR,))
+        build("test_probe_kernel", arch, "-O1", (COMMON_KERNEL_DIR,))
         build("test_sim_ops_perf", arch, "-O3")
 
 
@@ -111,6 +116,53 @@ class _ProgramTest(ProgramTestBase):
 
     def assertProgramClean(self):
         super().assertProgramClean(min_checks=1)
+
+
+class ProbeKernelTest(_ProgramTest):
+    """The NPU probe kernel (common/op_kernel/amct_probe.cpp) reports the emulated modes: the
+    saturation flag at launch, GetRuntimeUBSize, exact or flushed subnormal Cast/Mul results;
+    it runs under strict sync."""
+
+    program = "test_probe_kernel"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_reports(self):
+        self.assertChecks(["probe_default", "probe_flush_subnormals", "probe_saturation", "probe_strict_sync"])
+
+
+class StemKernelBoundsTest(_ProgramTest):
+    """The stem_indexer kernel bounds its writes per row by itself: a crafted row table (K above
+    the candidates, the row and kMaxK; candidates above the UB capacity; K = 0) never makes it
+    write past a row (also under strict sync)."""
+
+    program = "test_stem_kernel_bounds"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_crafted_rows(self):
+        for prefix in ("stem_bounds_", "stem_bounds_strict_"):
+            self.assertChecks([prefix + name for name in ("launch", "k_above_room_and_candidates",
+                                                          "candidates_above_capacity", "k_zero", "k_above_max_k")])
+
+
+class SimReduceNamesTest(_ProgramTest):
+    """CANN >= 9.1's ReduceRepeat / ReduceDataBlock equal WholeReduce* / BlockReduce*, and so do
+    the version-selected wrappers of common/op_kernel/amct_reduce.h."""
+
+    program = "test_sim_reduce_names"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_new_names_equal_old_names(self):
+        self.assertPrefixChecks("names_reduce_", 6)
+
+    def test_wrappers(self):
+        self.assertChecks(["names_wrapper_each_repeat_max", "names_wrapper_each_block_sum_bit_mask",
+                           "names_wrapper_version_macro"])
 
 
 class SimReduceTest(_ProgramTest):

@@ -6,6 +6,7 @@ meant to compile with bisheng for it (ascendc_subset.md R3).
 """
 import concurrent.futures
 import os
+import re
 import subprocess
 import unittest
 from pathlib import Path
@@ -13,11 +14,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "common" / "ascendc_sim"
 KERNELS = sorted(ROOT.glob("*/op_kernel/*_kernel.cpp"))
+DEVICE_SOURCES = sorted({*ROOT.glob("*/op_kernel/*.cpp"), *ROOT.glob("*/op_kernel/*.h")})
+
+# A lambda introducer where an expression starts: after ( , = ; { } return or a line start, a
+# capture list (possibly empty), then an optional parameter list, specifiers, return type, and {.
+LAMBDA = re.compile(r"(?:^|[(,=;{}]|\breturn)\s*\[[^\[\]]*\]\s*(?:\([^()]*\))?\s*(?:mutable\s*|constexpr\s*)*"
+                    r"(?:->\s*[\w:<>\s]+)?\{", re.MULTILINE)
 
 
-def compile_kernel(path, arch):
+def device_code(text):
+    """The source without comments, string literals and the sim-only launcher branch (host code)."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.DOTALL)
+    text = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+    return re.sub(r"#if defined\(AMCT_KERNEL_SIM\).*?#else", "", text, flags=re.DOTALL)
+
+
+def lambdas_in(text):
+    return [m.group(0).strip() for m in LAMBDA.finditer(device_code(text))]
+
+
+# asc-devkit's version macros (asc_devkit_version.h): CANN 9.0 (no header: the old reduction
+# names) and 9.1 (ReduceRepeat / ReduceDataBlock through common/op_kernel/amct_reduce.h).
+CANN_VERSIONS = {"9.0": [], "9.1": ["-DASC_DEVKIT_MAJOR=9", "-DASC_DEVKIT_MINOR=1"]}
+
+
+def compile_kernel(path, arch, cann="9.0"):
     cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-DAMCT_KERNEL_SIM",
-           f"-D__NPU_ARCH__={arch}", f"-I{SIM}", f"-I{ROOT / 'common' / 'op_kernel'}", f"-I{path.parent}", str(path)]
+           f"-D__NPU_ARCH__={arch}", *CANN_VERSIONS[cann], f"-I{SIM}", f"-I{ROOT / 'common' / 'op_kernel'}",
+           f"-I{path.parent}", str(path)]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -25,13 +49,21 @@ class KernelSourcesCompileTest(unittest.TestCase):
     def test_there_are_kernels(self):
         self.assertIn(ROOT / "hifloat8_cast" / "op_kernel" / "hifloat8_cast_kernel.cpp", KERNELS)
 
-    def test_every_kernel_compiles_for_both_arches(self):
-        jobs = [(path, arch) for path in KERNELS for arch in ("2201", "3510")]
+    def test_every_kernel_compiles_for_both_arches_and_cann_versions(self):
+        jobs = [(path, arch, cann) for path in KERNELS for arch in ("2201", "3510") for cann in CANN_VERSIONS]
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             results = list(pool.map(lambda job: compile_kernel(*job), jobs))
-        for (path, arch), result in zip(jobs, results):
-            with self.subTest(kernel=path.relative_to(ROOT).as_posix(), arch=arch):
+        for (path, arch, cann), result in zip(jobs, results):
+            with self.subTest(kernel=path.relative_to(ROOT).as_posix(), arch=arch, cann=cann):
                 self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+
+    def test_kernels_reduce_through_the_version_selected_names(self):
+        """No kernel calls WholeReduce* / BlockReduce* (or ReduceRepeat / ReduceDataBlock) itself:
+        amct_reduce.h picks the names of the CANN headers in use."""
+        names = re.compile(r"\b(WholeReduce(Sum|Max|Min)|BlockReduce(Sum|Max|Min)|ReduceRepeat|ReduceDataBlock)\s*[<(]")
+        for path in KERNELS:
+            with self.subTest(kernel=path.name):
+                self.assertEqual(names.findall(device_code(path.read_text())), [])
 
     def test_kernel_files_have_no_conditional_code_outside_the_launcher(self):
         """ascendc_subset.md R6: the launcher block is the only #if of a kernel file."""
@@ -43,6 +75,45 @@ class KernelSourcesCompileTest(unittest.TestCase):
                 self.assertIn("AMCT_KERNEL_SIM", lines[conditionals[0]])
                 launcher = max(i for i, line in enumerate(lines) if '#include' in line or 'extern "C" void' in line)
                 self.assertGreater(conditionals[0], launcher)
+
+
+
+class NoLambdaInDeviceCodeTest(unittest.TestCase):
+    """bisheng's device lambdas need __attribute__((cce_aicore)), which the sim (where __aicore__
+    is empty) cannot check: device code passes functor structs or member steps instead."""
+
+    def test_the_scan_covers_every_kernel_and_the_common_header(self):
+        self.assertIn(ROOT / "common" / "op_kernel" / "amct_kernel_common.h", DEVICE_SOURCES)
+        for path in KERNELS:
+            self.assertIn(path, DEVICE_SOURCES)
+
+    def test_the_detector_finds_lambdas_and_nothing_else(self):
+        found = [
+            "ForEachTile(n, t, [this](uint64_t o, uint32_t l) { Step(o, l); });",
+            "auto f = [&] { return 1; };",
+            "Run([=]() mutable { x(); });",
+            "auto g = [](int a) -> int { return a; };",
+            "  [k, &v] {\n v = k; }();",
+        ]
+        for sample in found:
+            with self.subTest(sample=sample):
+                self.assertEqual(len(lambdas_in(sample)), 1)
+        not_found = [
+            "y.SetValue(i, values.GetValue(x[i]));",
+            "LocalTensor<float> a = buf[slot * U_];",
+            "int table[4] = {1, 2, 3, 4};",
+            "// a comment: [this](int) { }",
+            'const char* s = "[=] { }";',
+            "#if defined(AMCT_KERNEL_SIM)\n Launch(\"k\", n, [=] { k(a); });\n#else\n k<<<n, nullptr, s>>>(a);\n#endif",
+        ]
+        for sample in not_found:
+            with self.subTest(sample=sample):
+                self.assertEqual(lambdas_in(sample), [])
+
+    def test_no_device_source_has_a_lambda(self):
+        for path in DEVICE_SOURCES:
+            with self.subTest(source=path.relative_to(ROOT).as_posix()):
+                self.assertEqual(lambdas_in(path.read_text()), [])
 
 
 if __name__ == "__main__":

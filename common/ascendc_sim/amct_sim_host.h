@@ -53,6 +53,18 @@ struct CostRecord {
   double estimateUs;  // launchUs + slowestCycles / clock
 };
 
+// Hardware modes the sim can emulate (test switches; all off by default, see README.md):
+//  saturation: the FLOAT saturation mode of SetSaturationFlag: half/bf16 results of vector
+//      arithmetic and of casts to half/bf16 turn +-Inf into +-MAX and NaN into 0;
+//  flushSubnormals: subnormal inputs and results of vector float arithmetic, casts and
+//      compares are flushed to signed zero;
+//  strictSync: no auto-sync: every scalar <-> pipe ordering on UB needs an explicit flag.
+struct HardwareModes {
+  bool saturation;
+  bool flushSubnormals;
+  bool strictSync;
+};
+
 }  // namespace amct_sim
 
 // ---- process-wide state (defined in amct_sim_state.cpp) ---------------------------------------
@@ -73,6 +85,10 @@ uint64_t amct_sim_state_note_launch(void);
 void amct_sim_state_gm_push(const amct_sim::GmRegion* regions, size_t count);
 void amct_sim_state_gm_pop(void);
 size_t amct_sim_state_gm_snapshot(amct_sim::GmRegion* out, size_t cap);
+// Hardware modes: override (each -1 = back to the environment), and the current ones
+// (override, else AMCT_SIM_SATURATION / AMCT_SIM_FLUSH_SUBNORMALS / AMCT_SIM_STRICT_SYNC, else 0).
+void amct_sim_state_set_modes(int saturation, int flushSubnormals, int strictSync);
+int amct_sim_state_get_modes(int* saturation, int* flushSubnormals, int* strictSync, char* err, size_t errLen);
 // Returns 1 the first time it is called with a given key (0..63) in the process, else 0.
 int amct_sim_state_first_time(int key);
 // NPU cost model switch: tableArch 0 = off (the default), else 2201 or 3510 (the cost table);
@@ -115,6 +131,18 @@ inline void SetPlatform(int64_t aivCores, int64_t ubBytes) {
   char err[512] = {0};
   if (amct_sim_state_set_platform(aivCores, ubBytes, err, sizeof(err)) != 0) throw SimError(err);
 }
+
+// The hardware modes later launches emulate (override, else environment, else all off).
+inline HardwareModes GetModes() {
+  int sat = 0, flush = 0, strict = 0;
+  char err[512] = {0};
+  if (amct_sim_state_get_modes(&sat, &flush, &strict, err, sizeof(err)) != 0) throw SimError(err);
+  return HardwareModes{sat != 0, flush != 0, strict != 0};
+}
+inline void SetModes(const HardwareModes& m) {
+  amct_sim_state_set_modes(m.saturation ? 1 : 0, m.flushSubnormals ? 1 : 0, m.strictSync ? 1 : 0);
+}
+inline void ResetModes() { amct_sim_state_set_modes(-1, -1, -1); }
 
 // Number of Launch() calls made so far in the process (all kernels).
 inline uint64_t LaunchCount() { return amct_sim_state_launch_count(); }

@@ -26,6 +26,7 @@ std::mutex g_platformMutex;
 int64_t g_coresOverride = 0;  // 0: none
 int64_t g_ubOverride = 0;     // 0: none
 std::atomic<uint64_t> g_launchCount{0};
+std::atomic<int> g_modeOverride[3] = {{-1}, {-1}, {-1}};  // saturation, flush, strict; -1: none
 std::atomic<uint64_t> g_firstTimeBits{0};
 
 struct ThreadGmRegistry {
@@ -145,6 +146,34 @@ size_t amct_sim_state_gm_snapshot(amct_sim::GmRegion* out, size_t cap) {
   size_t n = t_gm.regions.size();
   for (size_t i = 0; i < n && i < cap; ++i) out[i] = t_gm.regions[i];
   return n;
+}
+
+void amct_sim_state_set_modes(int saturation, int flushSubnormals, int strictSync) {
+  const int values[3] = {saturation, flushSubnormals, strictSync};
+  for (int i = 0; i < 3; ++i) g_modeOverride[i].store(values[i] < 0 ? -1 : (values[i] != 0 ? 1 : 0));
+}
+
+int amct_sim_state_get_modes(int* saturation, int* flushSubnormals, int* strictSync, char* err, size_t errLen) {
+  static const char* const kEnv[3] = {"AMCT_SIM_SATURATION", "AMCT_SIM_FLUSH_SUBNORMALS", "AMCT_SIM_STRICT_SYNC"};
+  int* out[3] = {saturation, flushSubnormals, strictSync};
+  for (int i = 0; i < 3; ++i) {
+    int v = g_modeOverride[i].load();
+    if (v < 0) {
+      bool present = false;
+      int64_t e = 0;
+      if (!envInt(kEnv[i], &present, &e, err, errLen)) return 1;
+      if (present && e != 0 && e != 1) {
+        if (err != nullptr && errLen > 0) {
+          std::snprintf(err, errLen, "amct kernel sim: environment %s must be 0 or 1, got %lld", kEnv[i],
+                        static_cast<long long>(e));
+        }
+        return 1;
+      }
+      v = present ? static_cast<int>(e) : 0;
+    }
+    *out[i] = v;
+  }
+  return 0;
 }
 
 int amct_sim_state_first_time(int key) {

@@ -21,6 +21,7 @@
 #include "sim_context.h"
 #include "sim_memory.h"
 #include "sim_sync.h"
+#include "sim_ctrl.h"
 #include "sim_data_copy.h"
 #include "sim_vector.h"
 #include "sim_cast.h"

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim_memory.h"
+#include "sim_modes.h"
 
 namespace amct_sim {
 namespace detail {
@@ -337,7 +338,20 @@ inline void CastImpl(Opnd d, Opnd s, AscendC::RoundMode roundMode, uint32_t coun
   UbRead(c, kPipeV, seq, s.off, static_cast<uint32_t>(s.usedBytes), kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);
   AMCT_SIM_BARRIER();
-  if (d.ptr == s.ptr) {  // full alias (same size types): convert chunks through a stack copy
+  const FpModes fp = FpModesOf(c);
+  constexpr bool kModed = kIsFloatLike<T> || kIsFloatLike<U>;
+  if (kModed && __builtin_expect(fp.Any(), 0)) {  // sources flushed in a copy, results after the cast
+    constexpr uint32_t kChunk = 2048;
+    alignas(64) U tmp[kChunk];
+    for (uint32_t done = 0; done < count; done += kChunk) {
+      const uint32_t n = count - done < kChunk ? count - done : kChunk;
+      std::memcpy(tmp, s.ptr + static_cast<size_t>(done) * sizeof(U), static_cast<size_t>(n) * sizeof(U));
+      if constexpr (kIsFloatLike<U>) ApplyModesInPlace<U>(tmp, n, FpModes{false, fp.flush}, false);
+      T* out = reinterpret_cast<T*>(d.ptr) + done;
+      CastDispatch<T, U>(out, tmp, n, RndOf(roundMode));
+      if constexpr (kIsFloatLike<T>) ApplyModesInPlace<T>(out, n, fp, true);
+    }
+  } else if (d.ptr == s.ptr) {  // full alias (same size types): convert chunks through a stack copy
     constexpr uint32_t kChunk = 2048;
     alignas(64) U tmp[kChunk];
     for (uint32_t done = 0; done < count; done += kChunk) {

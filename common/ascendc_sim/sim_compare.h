@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sim_memory.h"
+#include "sim_modes.h"
 #include "sim_vector.h"
 
 namespace amct_sim {
@@ -125,8 +126,24 @@ inline void CompareImpl(const char* api, Opnd d, Opnd a, const Opnd* b, T scalar
   UbWrite(c, kPipeV, seq, d.off, count / 8, api);
   AMCT_SIM_BARRIER();
   const T* pa = reinterpret_cast<const T*>(a.ptr);
+  const T* pbRaw = b != nullptr ? reinterpret_cast<const T*>(bb.ptr) : nullptr;
+  std::vector<T> flushedA, flushedB;  // flush-to-zero mode: compare flushed copies
+  if constexpr (kIsFloatLike<T>) {
+    if (__builtin_expect(c->flushSubnormals, 0)) {
+      const FpModes m{false, true};
+      flushedA.assign(pa, pa + count);
+      ApplyModesInPlace<T>(flushedA.data(), count, m, false);
+      pa = flushedA.data();
+      if (pbRaw != nullptr) {
+        flushedB.assign(pbRaw, pbRaw + count);
+        ApplyModesInPlace<T>(flushedB.data(), count, m, false);
+        pbRaw = flushedB.data();
+      }
+      scalar = ApplyModes<T>(scalar, m, false);
+    }
+  }
   if (b != nullptr) {
-    const T* pb = reinterpret_cast<const T*>(bb.ptr);
+    const T* pb = pbRaw;
     CompareDispatch<T>(d.ptr, pa, [pb](uint32_t i) { return Arith<T>::Load(pb[i]); }, count, cmpMode);
   } else {
     const auto s = Arith<T>::Load(scalar);

@@ -189,6 +189,7 @@ struct LaunchShared {
   uint8_t poison = 0xFF;
   bool checkSync = true;
   bool checkRaces = true;
+  HardwareModes modes{false, false, false};
   std::vector<RegionInfo> regions;
   CostLaunch* cost = nullptr;  // NPU cost model of this launch (sim_cost.h), null when off
 };
@@ -239,6 +240,11 @@ struct BlockCtx {
   uint32_t blockIdx = 0;
   uint32_t blockNum = 0;
   bool checkSync = true;
+  // Hardware modes of this launch (amct_sim::HardwareModes); saturation is the block's current
+  // FLOAT saturation flag (SetSaturationFlag on dav-2201 changes it).
+  bool saturation = false;
+  bool flushSubnormals = false;
+  bool strictSync = false;  // with checkSync: S pairs do not hold, scalar UB accesses are tracked
 
   // UB arena (arch size), allocation limit
   uint8_t* ub = nullptr;
@@ -262,6 +268,7 @@ struct BlockCtx {
   uint32_t count[kPipes] = {0, 0, 0, 0};
   uint32_t known[kPipes][kPipes];  // known[q][p] = done[p][q]: highest p op known complete to q
   std::vector<uint32_t> wV, wM2, rV, rM3;  // per 32-B UB block: last V/MTE2 write, last V/MTE3 read
+  std::vector<uint32_t> wS, rS;            // ... last S write / read (strict sync only)
   uint32_t hazardBlocksUsed = 0;            // 32-B blocks ever allocated since the last reset
   // The newest seq in wM2 / rM3 (seqs only grow): when the consumer knows it complete, no block
   // can fail that check, and V accesses skip the per-block scan (they still record themselves).
@@ -322,9 +329,12 @@ inline void ResetHazards(BlockCtx* c) {
   for (int q = 0; q < kPipes; ++q) {
     c->count[q] = 0;
     for (int p = 0; p < kPipes; ++p) c->known[q][p] = 0;
-    c->known[q][kPipeS] = kHolds;  // pairs with S always hold (bisheng auto-sync)
-    c->known[kPipeS][q] = kHolds;
+    if (!c->strictSync) {
+      c->known[q][kPipeS] = kHolds;  // pairs with S always hold (bisheng auto-sync)
+      c->known[kPipeS][q] = kHolds;
+    }
   }
+  c->known[kPipeS][kPipeS] = kHolds;
   c->known[kPipeV][kPipeV] = kHolds;  // V -> V holds (2201 auto-sync, 3510 hardware)
   c->gmM3Writes.clear();
   c->gmM2Reads.clear();
@@ -335,6 +345,10 @@ inline void ResetHazards(BlockCtx* c) {
   std::fill(c->wM2.begin(), c->wM2.begin() + used, 0u);
   std::fill(c->rV.begin(), c->rV.begin() + used, 0u);
   std::fill(c->rM3.begin(), c->rM3.begin() + used, 0u);
+  if (c->strictSync) {
+    std::fill(c->wS.begin(), c->wS.begin() + used, 0u);
+    std::fill(c->rS.begin(), c->rS.begin() + used, 0u);
+  }
   c->hazardBlocksUsed = 0;
   c->newestWM2 = c->newestRM3 = 0;
 }
@@ -387,12 +401,42 @@ inline std::string SyncHint(int producer, int consumer) {
   Fail(api, "sync: internal error locating a hazard");
 }
 
+// Strict sync: pipe q accesses 32-B blocks [b0, b1), which the scalar unit may have written (or,
+// for a write, read) without an S -> q flag since.
+inline void StrictScalarCheck(BlockCtx* c, Pipe q, bool write, uint32_t b0, uint32_t b1, const char* api) {
+  const uint32_t tS = c->known[q][kPipeS];
+  for (uint32_t b = b0; b < b1; ++b) {
+    if (c->wS[b] > tS) HazardFail(api, q, write, "written", kPipeS, b * 32, c->wS[b], tS);
+    if (write && c->rS[b] > tS) HazardFail(api, q, write, "read", kPipeS, b * 32, c->rS[b], tS);
+  }
+}
+
+// Strict sync: one GetValue/SetValue (pipe S) of UB bytes [off, off + bytes): the vector and DMA
+// pipes' accesses must be known complete to S (an X_S flag), and the access is recorded.
+inline void ScalarUbAccess(BlockCtx* c, uint32_t off, uint32_t bytes, bool write, const char* api) {
+  if (!c->checkSync) return;
+  const uint32_t seq = BeginOp(c, kPipeS);
+  const uint32_t* K = c->known[kPipeS];
+  const uint32_t b0 = off >> 5;
+  const uint32_t b1 = (off + bytes + 31) >> 5;
+  for (uint32_t b = b0; b < b1; ++b) {
+    if (c->wV[b] > K[kPipeV]) HazardFail(api, kPipeS, write, "written", kPipeV, b * 32, c->wV[b], K[kPipeV]);
+    if (c->wM2[b] > K[kPipeMte2]) HazardFail(api, kPipeS, write, "written", kPipeMte2, b * 32, c->wM2[b], K[kPipeMte2]);
+    if (write && c->rV[b] > K[kPipeV]) HazardFail(api, kPipeS, write, "read", kPipeV, b * 32, c->rV[b], K[kPipeV]);
+    if (write && c->rM3[b] > K[kPipeMte3]) {
+      HazardFail(api, kPipeS, write, "read", kPipeMte3, b * 32, c->rM3[b], K[kPipeMte3]);
+    }
+    (write ? c->wS : c->rS)[b] = seq;
+  }
+}
+
 // Pipe q (V or MTE3) reads UB bytes [off, off + bytes) in its op `seq`.
 inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
   AMCT_SIM_COST(c->cost, Stamp(q, off, bytes, false));
   if (!c->checkSync || bytes == 0) return;
   const uint32_t b0 = off >> 5;
   const uint32_t b1 = (off + bytes + 31) >> 5;
+  if (__builtin_expect(c->strictSync, 0)) StrictScalarCheck(c, q, false, b0, b1, api);
   const uint32_t* __restrict wV = c->wV.data();
   const uint32_t* __restrict wM2 = c->wM2.data();
   uint32_t bad = 0;
@@ -419,6 +463,7 @@ inline void UbWrite(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t by
   if (!c->checkSync || bytes == 0) return;
   const uint32_t b0 = off >> 5;
   const uint32_t b1 = (off + bytes + 31) >> 5;
+  if (__builtin_expect(c->strictSync, 0)) StrictScalarCheck(c, q, true, b0, b1, api);
   const uint32_t* __restrict wV = c->wV.data();
   const uint32_t* __restrict wM2 = c->wM2.data();
   const uint32_t* __restrict rV = c->rV.data();

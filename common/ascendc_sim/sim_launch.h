@@ -76,6 +76,8 @@ inline BlockCtx* ThreadCtx(uint32_t arenaBytes) {
     c->wM2.assign(blocks, 0);
     c->rV.assign(blocks, 0);
     c->rM3.assign(blocks, 0);
+    c->wS.assign(blocks, 0);
+    c->rS.assign(blocks, 0);
     storage = std::move(c);
   }
   return storage.get();
@@ -87,6 +89,9 @@ inline void BeginBlock(BlockCtx* c, const LaunchShared& sh, uint32_t idx, BlockO
   c->blockIdx = idx;
   c->blockNum = sh.blockDim;
   c->checkSync = sh.checkSync;
+  c->saturation = sh.modes.saturation;
+  c->flushSubnormals = sh.modes.flushSubnormals;
+  c->strictSync = sh.modes.strictSync;
   c->ubLimit = sh.ubLimit;
   // The UB is poisoned allocation by allocation (TPipe::InitBuffer): nothing outside an
   // allocation is reachable, and small launches do not pay for poisoning the whole arena.
@@ -259,6 +264,7 @@ inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim)
   sh.poison = static_cast<uint8_t>(EnvIntIn("AMCT_SIM_POISON", 0xFF, 0, 255));
   sh.checkSync = EnvIntIn("AMCT_SIM_CHECK_SYNC", 1, 0, 1) != 0;
   sh.checkRaces = EnvIntIn("AMCT_SIM_CHECK_RACES", 1, 0, 1) != 0;
+  sh.modes = GetModes();
   GmRegion regions[256];
   const size_t n = amct_sim_state_gm_snapshot(regions, 256);
   if (n > 256) throw SimError(Fmt("amct kernel sim: kernel %s: more than 256 GM regions registered", sh.kernel));

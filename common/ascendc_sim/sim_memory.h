@@ -25,6 +25,7 @@ namespace amct_sim {
 namespace detail {
 
 struct TensorAccess;
+void ScalarAccess(const uint8_t* p, uint32_t bytes, bool write, const char* api);
 
 [[noreturn]] __attribute__((noinline, cold)) inline void IndexFail(const char* api, uint64_t index, uint64_t size) {
   Fail(api, Fmt("bounds: index %llu >= GetSize() %llu", static_cast<unsigned long long>(index),
@@ -78,10 +79,15 @@ class LocalTensor {
  public:
   LocalTensor() = default;
 
-  // Scalar pipe: one bounds compare and one load/store, no hazard bookkeeping (S pairs hold).
+  // Scalar pipe: one bounds compare and one load/store, no hazard bookkeeping (S pairs hold),
+  // except under strict sync (HardwareModes::strictSync), where every access is checked.
   __aicore__ inline T GetValue(const uint32_t index) const {
     if (__builtin_expect(index >= size_, 0)) amct_sim::detail::IndexFail("LocalTensor::GetValue", index, size_);
     AMCT_SIM_COST(amct_sim::detail::t_cost, ScalarUb(ptr_ + static_cast<size_t>(index) * sizeof(T), false));
+    if (__builtin_expect(strict_, 0)) {
+      amct_sim::detail::ScalarAccess(ptr_ + static_cast<size_t>(index) * sizeof(T), sizeof(T), false,
+                                     "LocalTensor::GetValue");
+    }
     T value;
     std::memcpy(&value, ptr_ + static_cast<size_t>(index) * sizeof(T), sizeof(T));
     return value;
@@ -90,6 +96,10 @@ class LocalTensor {
   __aicore__ inline void SetValue(const uint32_t index, const S value) const {
     if (__builtin_expect(index >= size_, 0)) amct_sim::detail::IndexFail("LocalTensor::SetValue", index, size_);
     AMCT_SIM_COST(amct_sim::detail::t_cost, ScalarUb(ptr_ + static_cast<size_t>(index) * sizeof(T), true));
+    if (__builtin_expect(strict_, 0)) {
+      amct_sim::detail::ScalarAccess(ptr_ + static_cast<size_t>(index) * sizeof(T), sizeof(T), true,
+                                     "LocalTensor::SetValue");
+    }
     const T converted = static_cast<T>(value);
     std::memcpy(ptr_ + static_cast<size_t>(index) * sizeof(T), &converted, sizeof(T));
   }
@@ -112,6 +122,7 @@ class LocalTensor {
     out.bufId_ = bufId_;
     out.gen_ = gen_;
     out.pos_ = pos_;
+    out.strict_ = strict_;
     return out;
   }
   __aicore__ inline uint32_t GetSize() const { return size_; }
@@ -135,6 +146,7 @@ class LocalTensor {
   int32_t bufId_ = -1;
   uint32_t gen_ = 0;
   uint8_t pos_ = static_cast<uint8_t>(TPosition::VECCALC);
+  bool strict_ = false;  // made while a strict-sync launch runs: scalar accesses are checked
 };
 
 // ---- GlobalTensor --------------------------------------------------------------------------
@@ -201,6 +213,12 @@ class GlobalTensor {
 namespace amct_sim {
 namespace detail {
 
+// Strict sync: a scalar access of UB bytes [p, p + bytes) (out of line: strict runs are tests).
+__attribute__((noinline)) inline void ScalarAccess(const uint8_t* p, uint32_t bytes, bool write, const char* api) {
+  BlockCtx* c = Ctx(api);
+  ScalarUbAccess(c, static_cast<uint32_t>(p - c->ub), bytes, write, api);
+}
+
 struct TensorAccess {
   template <class T>
   AMCT_SIM_INLINE static uint8_t* Ptr(const AscendC::LocalTensor<T>& t) {
@@ -230,6 +248,7 @@ struct TensorAccess {
     t.bufId_ = bufId;
     t.gen_ = gen;
     t.pos_ = pos;
+    t.strict_ = t_ctx != nullptr && t_ctx->strictSync && t_ctx->checkSync;
     return t;
   }
   template <class T>

@@ -10,11 +10,14 @@
 #include <limits>
 
 #include "sim_memory.h"
+#include "sim_modes.h"
 #include "sim_repeat.h"
 #include "sim_vector.h"
 
 namespace AscendC {
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+// CANN >= 9.1 (impl/utils/common_types.h): the reduction of ReduceRepeat / ReduceDataBlock.
+enum class ReduceType { NONE = -1, SUM = 0, MAX, MIN };
 }  // namespace AscendC
 
 namespace amct_sim {
@@ -174,7 +177,9 @@ inline void BlockReduceImpl(RedKind k, Opnd d, Opnd s, int32_t repeatTime, const
   const uint32_t first = bits[0] != 0 ? static_cast<uint32_t>(__builtin_ctz(bits[0])) : 0;
   const uint32_t len = bits[0] != 0 ? static_cast<uint32_t>(__builtin_popcount(bits[0])) : 0;
   const bool run = bits[0] != 0 && (bits[0] >> first) == (1u << len) - 1;
-  if (k != RedKind::kSum && same && run && ss.blkStride == 32 && ss.repStride == 256 && ds.repStride == 8 * sz) {
+  const FpModes modes = kIsFloatLike<T> ? FpModesOf(c) : FpModes{false, false};
+  if (!modes.Any() && k != RedKind::kSum && same && run && ss.blkStride == 32 && ss.repStride == 256 &&
+      ds.repStride == 8 * sz) {
     T* out = reinterpret_cast<T*>(d.ptr);
     const T* src = reinterpret_cast<const T*>(s.ptr);
     const bool done = k == RedKind::kMax ? BlockRunsFast<T, RedKind::kMax>(out, src, 8 * R, first, len)
@@ -192,6 +197,13 @@ inline void BlockReduceImpl(RedKind k, Opnd d, Opnd s, int32_t repeatTime, const
         continue;
       }
       const T* p = reinterpret_cast<const T*>(s.ptr + r * ss.repStride + b * ss.blkStride);
+      if (__builtin_expect(modes.Any(), 0)) {  // hardware modes: flushed inputs, moded result
+        T block[B];
+        std::memcpy(block, p, 32);
+        ApplyModesInPlace<T>(block, B, modes, false);
+        out[b] = ApplyModes<T>(Arith<T>::Store(ReduceLanes<T>(block, bits[b], 0, B, k, nullptr)), modes, true);
+        continue;
+      }
       out[b] = Arith<T>::Store(ReduceLanes<T>(p, bits[b], 0, B, k, nullptr));
     }
   }
@@ -382,7 +394,8 @@ inline void WholeReduceImpl(RedKind k, Opnd d, Opnd s, const LaneMask& m, int32_
   // Fast path of Max/Min: lanes 0..count-1 of contiguous blocks (a count mask, srcBlkStride 1).
   uint32_t count = 0;
   while (count < E && m.Lane(count)) ++count;
-  bool prefix = k != RedKind::kSum && ss.blkStride == 32;
+  const FpModes modes = kIsFloatLike<T> ? FpModesOf(c) : FpModes{false, false};
+  bool prefix = !modes.Any() && k != RedKind::kSum && ss.blkStride == 32;
   for (uint32_t i = count; i < E && prefix; ++i) prefix = !m.Lane(i);
   for (uint32_t r = 0; r < R; ++r) {
     uint32_t at = 0;
@@ -395,7 +408,9 @@ inline void WholeReduceImpl(RedKind k, Opnd d, Opnd s, const LaneMask& m, int32_
       for (uint32_t b = 0; b < 8; ++b) {
         std::memcpy(&lanes[b * B], s.ptr + r * ss.repStride + b * ss.blkStride, 32);
       }
+      if (__builtin_expect(modes.Any(), 0)) ApplyModesInPlace<T>(lanes, E, modes, false);
       v = Arith<T>::Store(ReduceLanes<T>(lanes, m.bits[0], m.bits[1], E, k, &at));
+      if (__builtin_expect(modes.Any(), 0)) v = ApplyModes<T>(v, modes, true);
     }
     uint8_t* rec = d.ptr + r * ds.repStride;
     const Idx idx = static_cast<Idx>(at);
@@ -415,6 +430,14 @@ inline void WholeReduceImpl(RedKind k, Opnd d, Opnd s, const LaneMask& m, int32_
   AMCT_SIM_BARRIER();
 }
 
+}  // namespace detail
+}  // namespace amct_sim
+
+namespace amct_sim {
+namespace detail {
+template <AscendC::ReduceType r, class T, class U>
+constexpr bool kNewReduceOk = (r == AscendC::ReduceType::SUM || r == AscendC::ReduceType::MAX ||
+                               r == AscendC::ReduceType::MIN) && std::is_same<T, U>::value;
 }  // namespace detail
 }  // namespace amct_sim
 
@@ -520,5 +543,55 @@ __aicore__ AMCT_SIM_INLINE void WholeReduceSum(const LocalTensor<T>& dst, const 
         dstRepStride, srcBlkStride, srcRepStride, ReduceOrder::ORDER_ONLY_VALUE);
   }
 }
+
+// ---- CANN >= 9.1 names (kernel_operator_vec_reduce_intf.h): ReduceDataBlock = BlockReduce*,
+// ReduceRepeat = WholeReduce*, both with the mask before repeatTime. T is dst's type and U src's;
+// the subset has T == U (as the real header requires for these arches' MAX/MIN). ----------------
+#define AMCT_SIM_REDUCE_DATA_BLOCK(MASK_DECL)                                                                  \
+  template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>                            \
+  __aicore__ AMCT_SIM_INLINE void ReduceDataBlock(const LocalTensor<T>& dst, const LocalTensor<U>& src,        \
+                                                  MASK_DECL, const int32_t repeatTime,                         \
+                                                  const int32_t dstRepStride, const int32_t srcBlkStride,      \
+                                                  const int32_t srcRepStride) {                                \
+    static_assert(amct_sim::detail::kNewReduceOk<reduceType, T, U>,                                            \
+                  "ReduceDataBlock: reduceType SUM/MAX/MIN with identical src and dst types");                 \
+    if constexpr (amct_sim::detail::kNewReduceOk<reduceType, T, U>) {                                          \
+      if constexpr (reduceType == ReduceType::SUM) {                                                           \
+        BlockReduceSum<T, isSetMask>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride);    \
+      } else if constexpr (reduceType == ReduceType::MAX) {                                                    \
+        BlockReduceMax<T, isSetMask>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride);    \
+      } else {                                                                                                 \
+        BlockReduceMin<T, isSetMask>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride);    \
+      }                                                                                                        \
+    }                                                                                                          \
+  }
+AMCT_SIM_REDUCE_DATA_BLOCK(const int32_t mask)
+AMCT_SIM_REDUCE_DATA_BLOCK(const uint64_t mask[])
+#undef AMCT_SIM_REDUCE_DATA_BLOCK
+
+#define AMCT_SIM_REDUCE_REPEAT(MASK_DECL)                                                                      \
+  template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>                            \
+  __aicore__ AMCT_SIM_INLINE void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, MASK_DECL, \
+                                               const int32_t repeatTime, const int32_t dstRepStride,           \
+                                               const int32_t srcBlkStride, const int32_t srcRepStride,         \
+                                               ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {           \
+    static_assert(amct_sim::detail::kNewReduceOk<reduceType, T, U>,                                            \
+                  "ReduceRepeat: reduceType SUM/MAX/MIN with identical src and dst types");                    \
+    if constexpr (amct_sim::detail::kNewReduceOk<reduceType, T, U>) {                                          \
+      if constexpr (reduceType == ReduceType::SUM) {                                                           \
+        (void)order; /* SUM has no order */                                                                    \
+        WholeReduceSum<T, isSetMask>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride);    \
+      } else if constexpr (reduceType == ReduceType::MAX) {                                                    \
+        WholeReduceMax<T, isSetMask>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride,     \
+                                     order);                                                                   \
+      } else {                                                                                                 \
+        WholeReduceMin<T, isSetMask>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride,     \
+                                     order);                                                                   \
+      }                                                                                                        \
+    }                                                                                                          \
+  }
+AMCT_SIM_REDUCE_REPEAT(const int32_t mask)
+AMCT_SIM_REDUCE_REPEAT(const uint64_t mask[])
+#undef AMCT_SIM_REDUCE_REPEAT
 
 }  // namespace AscendC

@@ -35,8 +35,8 @@ inline void DoSetFlag(AscendC::HardEvent evt, int32_t id) {
   }
   f.set = true;
   AMCT_SIM_COST(c->cost, SetFlag(static_cast<int>(evt), id, info.src));
-  if (info.src == kPipeS) {
-    f.snap.valid = false;  // S -> X always holds; nothing to transfer
+  if (info.src == kPipeS && !c->strictSync) {
+    f.snap.valid = false;  // S -> X always holds (auto-sync); nothing to transfer
   } else {
     f.snap = TakeSnap(c, static_cast<Pipe>(info.src));
   }
@@ -51,6 +51,7 @@ inline void DoWaitFlag(AscendC::HardEvent evt, int32_t id) {
   f.set = false;
   AMCT_SIM_COST(c->cost, WaitFlag(static_cast<int>(evt), id, info.dst));
   if (info.dst == kPipeS) {
+    MergeSnap(c, kPipeS, f.snap);
     MergeSnap(c, kPipeV, f.snap);
     MergeSnap(c, kPipeMte2, f.snap);
     MergeSnap(c, kPipeMte3, f.snap);
@@ -65,9 +66,9 @@ inline void DoPipeBarrier(pipe_t pipe) {
   BlockCtx* c = Ctx(kApi);
   AMCT_SIM_COST(c->cost, Barrier(pipe));
   switch (pipe) {
-    case PIPE_ALL:
-      for (int q = kPipeV; q <= kPipeMte3; ++q) {
-        for (int p = kPipeV; p <= kPipeMte3; ++p) {
+    case PIPE_ALL:  // the scalar pipe too (it only counts under strict sync)
+      for (int q = kPipeS; q <= kPipeMte3; ++q) {
+        for (int p = kPipeS; p <= kPipeMte3; ++p) {
           if (c->count[p] > c->known[q][p]) c->known[q][p] = c->count[p];
         }
       }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "sim_memory.h"
+#include "sim_modes.h"
 
 namespace amct_sim {
 namespace detail {
@@ -149,6 +150,18 @@ inline void BinaryImpl(const char* api, Opnd d, Opnd a, Opnd b, int32_t count, F
   T* pd = reinterpret_cast<T*>(d.ptr);
   const T* pa = reinterpret_cast<const T*>(a.ptr);
   const T* pb = reinterpret_cast<const T*>(b.ptr);
+  if constexpr (kIsFloatLike<T>) {
+    const FpModes m = FpModesOf(c);
+    if (__builtin_expect(m.Any(), 0)) {
+      for (int32_t i = 0; i < count; ++i) {
+        const auto x = Arith<T>::Load(ApplyModes<T>(pa[i], m, false));
+        const auto y = Arith<T>::Load(ApplyModes<T>(pb[i], m, false));
+        pd[i] = ApplyModes<T>(Arith<T>::Store(f(x, y)), m, true);
+      }
+      AMCT_SIM_BARRIER();
+      return;
+    }
+  }
 #pragma GCC ivdep
   for (int32_t i = 0; i < count; ++i) pd[i] = Arith<T>::Store(f(Arith<T>::Load(pa[i]), Arith<T>::Load(pb[i])));
   AMCT_SIM_BARRIER();
@@ -171,6 +184,16 @@ inline void UnaryImpl(const char* api, Opnd d, Opnd a, int64_t count, F f) {
   AMCT_SIM_BARRIER();
   T* pd = reinterpret_cast<T*>(d.ptr);
   const T* pa = reinterpret_cast<const T*>(a.ptr);
+  if constexpr (kIsFloatLike<T>) {
+    const FpModes m = FpModesOf(c);
+    if (__builtin_expect(m.Any(), 0)) {
+      for (int64_t i = 0; i < count; ++i) {
+        pd[i] = ApplyModes<T>(Arith<T>::Store(f(Arith<T>::Load(ApplyModes<T>(pa[i], m, false)))), m, true);
+      }
+      AMCT_SIM_BARRIER();
+      return;
+    }
+  }
 #pragma GCC ivdep
   for (int64_t i = 0; i < count; ++i) pd[i] = Arith<T>::Store(f(Arith<T>::Load(pa[i])));
   AMCT_SIM_BARRIER();

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "amct_host.h"
+#include "amct_upload.h"
 #include "torch_npu/csrc/core/npu/NPUStream.h"
 
 namespace amct {
@@ -18,10 +19,27 @@ PlatformFacts npuPlatformFacts();
 // launch cannot overtake queued work such as the tiling upload.
 inline void* currentNpuStream() { return c10_npu::getCurrentNPUStream().stream(true); }
 
-// A host tensor (tiling, LUT) copied to the NPU device of `like`; the caller keeps it alive
-// until after the launch call.
-inline at::Tensor uploadTo(const at::Tensor& host, const at::Tensor& like) {
-  return host.to(like.device(), /*non_blocking=*/false, /*copy=*/true);
+// The one host->device copy of a constant upload (blocking: it happens once per distinct
+// tiling or LUT and device, never on a warm launch).
+inline at::Tensor copyToNpu(const at::Tensor& host, const at::Device& device) {
+  return host.to(device, /*non_blocking=*/false, /*copy=*/true);
+}
+
+// The process's cache of the launches' constant uploads (amct_upload.h).
+inline DeviceUploads& npuUploads() {
+  static DeviceUploads uploads(copyToNpu);
+  return uploads;
+}
+
+// The tiling bytes on the NPU device of `like`: copied on the first launch with these bytes,
+// then reused (the caller keeps the tensor until after the launch call).
+inline at::Tensor deviceTiling(const at::Tensor& host, const at::Tensor& like) {
+  return npuUploads().tiling(host, like.device());
+}
+
+// A process-lifetime host table (LUT) on the NPU device of `like`, copied once per device.
+inline at::Tensor deviceConstant(const at::Tensor& host, const at::Tensor& like) {
+  return npuUploads().constant(host, like.device());
 }
 
 }  // namespace amct

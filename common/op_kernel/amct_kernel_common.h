@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernel_operator.h"
+#include "amct_reduce.h"
 
 namespace amct_kernel {
 
@@ -32,12 +33,14 @@ __aicore__ inline BlockRange RangeOfThisBlock(uint32_t blockNum, uint64_t numPer
   return BlockRange{block * numPerCore, last ? tailNumLastCore : numPerCore};
 }
 
-// Calls step(offset, len) for the consecutive tiles of at most tileLength covering [0, length).
-template <class Step>
-__aicore__ inline void ForEachTile(uint64_t length, uint32_t tileLength, Step step) {
+// Calls op.ProcessTile(offset, len) for the consecutive tiles of at most tileLength covering
+// [0, length). The step is a member of the kernel's own class, never a lambda: a lambda in device
+// code would need bisheng's explicit __attribute__((cce_aicore)), which the sim cannot check.
+template <class Op>
+__aicore__ inline void ForEachTile(uint64_t length, uint32_t tileLength, Op& op) {
   for (uint64_t done = 0; done < length; done += tileLength) {
     uint64_t rest = length - done;
-    step(done, rest < tileLength ? static_cast<uint32_t>(rest) : tileLength);
+    op.ProcessTile(done, rest < tileLength ? static_cast<uint32_t>(rest) : tileLength);
   }
 }
 

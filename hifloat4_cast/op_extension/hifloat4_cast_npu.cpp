@@ -20,9 +20,9 @@ uint8_t* ptrOrNull(const at::Tensor& t) { return t.defined() ? bytePtr(t) : null
 
 void npuLaunch(uint32_t blockDim, const at::Tensor& in0, const at::Tensor& in1, const at::Tensor& out0,
                const at::Tensor& out1, const at::Tensor& tiling) {
-  at::Tensor deviceTiling = amct::uploadTo(tiling, in0);  // alive until after the launch call
+  at::Tensor tilingDev = amct::deviceTiling(tiling, in0);  // cached per tiling and device
   amct_hifloat4_cast_launch(blockDim, amct::currentNpuStream(), ptrOrNull(in0), ptrOrNull(in1), ptrOrNull(out0),
-                            ptrOrNull(out1), bytePtr(deviceTiling));
+                            ptrOrNull(out1), bytePtr(tilingDev));
 }
 
 at::Tensor fakeQuantNpu(const at::Tensor& input, int64_t qdim) {

@@ -49,6 +49,9 @@ constexpr uint64_t kHighHalves = 0xF0F0F0F0F0F0F0F0ull;
 
 using amct_kernel::BlockRange;
 using amct_kernel::ForEachTile;
+using amct_kernel::Reduce;
+using amct_kernel::ReduceEachBlock;
+using amct_kernel::ReduceEachRepeat;
 using amct_kernel::WaitForPipe;
 
 __aicore__ inline BlockRange RangeOfThisBlock(const Hif4Tiling& t) {
@@ -231,11 +234,14 @@ class Quantiser : public Common {
   }
 
   __aicore__ inline void Process() {
-    ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
-      CopyIn(done, u);
-      Compute(u);
-      CopyOut(done, u);
-    });
+    ForEachTile(range_.length, U_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t done, uint32_t u) {
+    CopyIn(done, u);
+    Compute(u);
+    CopyOut(done, u);
   }
 
  private:
@@ -262,6 +268,7 @@ class Quantiser : public Common {
       wlo.SetValue(i, static_cast<float>(128u >> (2 * (j % 4))));
       whi.SetValue(i, static_cast<float>(64u >> (2 * (j % 4))));
     }
+    WaitForPipe<HardEvent::S_V>();  // the vector unit reads the weights
   }
 
   __aicore__ inline void CopyIn(uint64_t block, uint32_t u) {
@@ -298,11 +305,11 @@ class Quantiser : public Common {
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
       uint32_t rep = blocks - b < kMaxRepeat ? blocks - b : kMaxRepeat;
       if constexpr (sizeof(T) == 4) {
-        WholeReduceMin(poison[b], flags[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 8,
-                       ReduceOrder::ORDER_ONLY_VALUE);
+        ReduceEachRepeat<Reduce::kMin>(poison[b], flags[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 8,
+                                       ReduceOrder::ORDER_ONLY_VALUE);
       } else {
-        WholeReduceMax(poison[b], flags[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 8,
-                       ReduceOrder::ORDER_ONLY_VALUE);
+        ReduceEachRepeat<Reduce::kMax>(poison[b], flags[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 8,
+                                       ReduceOrder::ORDER_ONLY_VALUE);
       }
     }
     int32_t bc = static_cast<int32_t>(blocks);
@@ -353,15 +360,16 @@ class Quantiser : public Common {
     // A2.2: one repeat = one block (64 fp32), one result per 32-B group.
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
       uint32_t rep = blocks - b < kMaxRepeat ? blocks - b : kMaxRepeat;
-      BlockReduceMax(G(kGM4Lo)[b * kGroupsPerBlock], a[b * kBlock], static_cast<int32_t>(rep), lowMask, 1, 1, 8);
-      BlockReduceMax(G(kGM4Hi)[b * kGroupsPerBlock], a[b * kBlock], static_cast<int32_t>(rep), highMask, 1, 1, 8);
+      ReduceEachBlock<Reduce::kMax>(G(kGM4Lo)[b * kGroupsPerBlock], a[b * kBlock], lowMask, static_cast<int32_t>(rep), 1, 1, 8);
+      ReduceEachBlock<Reduce::kMax>(G(kGM4Hi)[b * kGroupsPerBlock], a[b * kBlock], highMask, static_cast<int32_t>(rep), 1, 1,
+                                    8);
     }
     LocalTensor<float> m8 = G(kGM8);
     Max(m8, G(kGM4Lo), G(kGM4Hi), gc);
     LocalTensor<float> p = B(kBMax);
     for (uint32_t b = 0; b < blocks; b += 8 * kMaxRepeat) {  // 8 blocks (64 groups) per repeat
       uint32_t rep = (blocks - b < 8 * kMaxRepeat ? blocks - b : 8 * kMaxRepeat) / 8;
-      BlockReduceMax(p[b], m8[b * kGroupsPerBlock], static_cast<int32_t>(rep), int32_t(64), 1, 1, 8);
+      ReduceEachBlock<Reduce::kMax>(p[b], m8[b * kGroupsPerBlock], int32_t(64), static_cast<int32_t>(rep), 1, 1, 8);
     }
     // A2.3: p = clamp(bf16(vmax * C7)); e from the bits; q = RNE(p * 2^(2-e)); S = q * 2^(e-2).
     LocalTensor<bfloat16_t> bf = B(kBBf16).template ReinterpretCast<bfloat16_t>();
@@ -450,10 +458,11 @@ class Quantiser : public Common {
   // Is any block of the tile poisoned? (scalar reads of the block flags)
   __aicore__ inline bool AnyPoison(uint32_t u) {
     LocalTensor<float> poison = B(kBPoison);
-    for (uint32_t b = 0; b < u; ++b) {
-      if (poison.GetValue(b) > 0.5f) return true;
-    }
-    return false;
+    WaitForPipe<HardEvent::V_S>();
+    bool any = false;
+    for (uint32_t b = 0; b < u && !any; ++b) any = poison.GetValue(b) > 0.5f;
+    WaitForPipe<HardEvent::S_V>();  // the next tile's vector ops overwrite the flags
+    return any;
   }
 
   __aicore__ inline void Compute(uint32_t u) {
@@ -551,25 +560,28 @@ class Quantiser : public Common {
     LocalTensor<float> g2 = G(kGThr);
     Mul(g, G(kGL2), G(kGW1), gc);
     uint32_t rep = blocks / 8;  // 8 blocks of 8 groups per repeat
-    BlockReduceSum(B(kBByte1), g, static_cast<int32_t>(rep), int32_t(64), 1, 1, 8);
+    ReduceEachBlock<Reduce::kSum>(B(kBByte1), g, int32_t(64), static_cast<int32_t>(rep), 1, 1, 8);
     Mul(g, G(kGL3Lo), G(kGWLo), gc);
     Mul(g2, G(kGL3Hi), G(kGWHi), gc);
     Add(g, g, g2, gc);
     const uint64_t lowMask[2] = {kLowHalves, 0};
     const uint64_t highMask[2] = {kHighHalves, 0};
-    BlockReduceSum(B(kBByte2), g, static_cast<int32_t>(rep), lowMask, 1, 1, 8);
-    BlockReduceSum(B(kBByte3), g, static_cast<int32_t>(rep), highMask, 1, 1, 8);
+    ReduceEachBlock<Reduce::kSum>(B(kBByte2), g, lowMask, static_cast<int32_t>(rep), 1, 1, 8);
+    ReduceEachBlock<Reduce::kSum>(B(kBByte3), g, highMask, static_cast<int32_t>(rep), 1, 1, 8);
     // Interleave the 4 u bytes (scalar: 4 per block).
     LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
     LocalTensor<float> b1 = B(kBByte1);
     LocalTensor<float> b2 = B(kBByte2);
     LocalTensor<float> b3 = B(kBByte3);
+    WaitForPipe<HardEvent::V_S>();     // the byte values
+    WaitForPipe<HardEvent::MTE3_S>();  // the previous tile's scale DMA has read `scale`
     for (uint32_t b = 0; b < u; ++b) {
       scale.SetValue(4 * b, static_cast<uint8_t>(static_cast<uint32_t>(b0.GetValue(b))));
       scale.SetValue(4 * b + 1, static_cast<uint8_t>(static_cast<uint32_t>(b1.GetValue(b))));
       scale.SetValue(4 * b + 2, static_cast<uint8_t>(static_cast<uint32_t>(b2.GetValue(b))));
       scale.SetValue(4 * b + 3, static_cast<uint8_t>(static_cast<uint32_t>(b3.GetValue(b))));
     }
+    WaitForPipe<HardEvent::S_V>();  // the next tile's vector ops overwrite the byte values
     scaleQueue_.EnQue(scale);
   }
 
@@ -653,11 +665,14 @@ class Unpacker : public Common {
   }
 
   __aicore__ inline void Process() {
-    ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
-      CopyIn(done, u);
-      Compute(u);
-      CopyOut(done, u);
-    });
+    ForEachTile(range_.length, U_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t done, uint32_t u) {
+    CopyIn(done, u);
+    Compute(u);
+    CopyOut(done, u);
   }
 
  private:
@@ -687,6 +702,7 @@ class Unpacker : public Common {
       p4.SetValue(i, static_cast<int32_t>(1u << (2 * j)));
       p4x2.SetValue(i, static_cast<int32_t>(2u << (2 * j)));
     }
+    WaitForPipe<HardEvent::S_V>();  // the vector unit reads the tables
   }
 
   __aicore__ inline void CopyIn(uint64_t block, uint32_t u) {
@@ -730,6 +746,8 @@ class Unpacker : public Common {
     LocalTensor<int32_t> w = B(kUBW).template ReinterpretCast<int32_t>();
     LocalTensor<float> poison = B(kUBPoison);
     bool anyPoison = false;
+    WaitForPipe<HardEvent::MTE2_S>();  // the scale bytes
+    WaitForPipe<HardEvent::V_S>();     // the previous tile's vector reads of fq, l2, w, poison
     for (uint32_t b = 0; b < blocks; ++b) {
       uint32_t b0 = b < u ? static_cast<uint32_t>(scale.GetValue(4 * b)) : 0u;
       uint32_t b1 = b < u ? static_cast<uint32_t>(scale.GetValue(4 * b + 1)) : 0u;
@@ -741,6 +759,8 @@ class Unpacker : public Common {
       poison.SetValue(b, b0 == 255u ? 1.0f : 0.0f);
       anyPoison = anyPoison || b0 == 255u;
     }
+    WaitForPipe<HardEvent::S_V>();     // the vector unit reads fq, l2, w, poison
+    WaitForPipe<HardEvent::S_MTE2>();  // the next tile's scale DMA overwrites `scale`
     scaleQueue_.FreeTensor(scale);
     // Group level: F = S/4 * 2^l2[j] * 2^l3[j][k] per subgroup.
     uint8_t brcbRepeats = static_cast<uint8_t>(blocks / 8);

@@ -3,10 +3,6 @@
 // Not validated on hardware.
 #include <torch/library.h>
 
-#include <map>
-#include <mutex>
-#include <utility>
-
 #include "amct_npu.h"
 #include "hifloat8_cast_host.h"
 
@@ -17,25 +13,13 @@ namespace {
 
 using amct::bytePtr;
 
-// Each host LUT (one per mode and table size, alive for the process), copied to each device on
-// first use and kept there for the process.
-at::Tensor deviceLut(const at::Tensor& host, const at::Tensor& like) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, const void*>, at::Tensor> cache;  // keyed by the host table
-  if (!host.defined()) return at::Tensor();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(static_cast<int>(like.device().index()), host.data_ptr());
-  auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, amct::uploadTo(host, like)).first;
-  return it->second;
-}
-
 void npuLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
                const at::Tensor& hostLut, const at::Tensor& tiling) {
-  at::Tensor lut = deviceLut(hostLut, input);
-  at::Tensor deviceTiling = amct::uploadTo(tiling, input);  // alive until after the launch call
+  // Each host LUT (one per mode and table size) lives for the process: copied once per device.
+  at::Tensor lut = hostLut.defined() ? amct::deviceConstant(hostLut, input) : at::Tensor();
+  at::Tensor tilingDev = amct::deviceTiling(tiling, input);  // cached per tiling and device
   amct_hifloat8_cast_launch(blockDim, amct::currentNpuStream(), bytePtr(input), bytePtr(output),
-                            lut.defined() ? bytePtr(lut) : nullptr, bytePtr(deviceTiling));
+                            lut.defined() ? bytePtr(lut) : nullptr, bytePtr(tilingDev));
 }
 
 at::Tensor encodeNpu(const at::Tensor& input) {

@@ -118,11 +118,14 @@ class LutCast {
 
   __aicore__ inline void Process() {
     LoadLut();
-    ForEachTile(range_.length, tileLength_, [this](uint64_t offset, uint32_t len) {
-      CopyIn(offset, len);
-      Compute(len);
-      CopyOut(offset, len);
-    });
+    ForEachTile(range_.length, tileLength_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t offset, uint32_t len) {
+    CopyIn(offset, len);
+    Compute(len);
+    CopyOut(offset, len);
   }
 
  private:
@@ -144,10 +147,16 @@ class LutCast {
   // Scalar UB accesses dominate the loops, so elements are read and written in 32/64-bit
   // words and a short tail goes element by element. The loops take their tensors by value:
   // locals that the stores cannot alias, so their addresses stay in registers.
+  // The queues order the DMAs with each other only: the scalar unit's edges are explicit flags
+  // (the kernel does not rely on bisheng's auto-sync): the input DMA before the scalar reads,
+  // the previous tile's output DMA before the scalar writes, and the scalar reads of x before
+  // the next tile's input DMA into the same buffer.
   __aicore__ inline void Compute(uint32_t len) {
     LocalTensor<TIn> x = inQueue_.template DeQue<TIn>();
     LocalTensor<TOut> y = outQueue_.template AllocTensor<TOut>();
     LocalTensor<uint8_t> lut = lutBuf_.template Get<uint8_t>();
+    WaitForPipe<HardEvent::MTE2_S>();
+    WaitForPipe<HardEvent::MTE3_S>();
     if constexpr (kind == LutKind::kDecode) {
       DecodeWords(x, y, lut.template ReinterpretCast<TOut>(), len);
     } else if constexpr (!kBf16) {
@@ -157,6 +166,7 @@ class LutCast {
     } else {
       EncodeOrFakeQuant(x, y, Encoder<EncodeTable::kBf16Top13>{lut}, lut, len);
     }
+    WaitForPipe<HardEvent::S_MTE2>();
     outQueue_.EnQue(y);
     inQueue_.FreeTensor(x);
   }
@@ -273,11 +283,14 @@ class Fp32FakeQuant {
   }
 
   __aicore__ inline void Process() {
-    ForEachTile(range_.length, tileLength_, [this](uint64_t offset, uint32_t len) {
-      CopyIn(offset, len);
-      Compute(len);
-      CopyOut(offset, len);
-    });
+    ForEachTile(range_.length, tileLength_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t offset, uint32_t len) {
+    CopyIn(offset, len);
+    Compute(len);
+    CopyOut(offset, len);
   }
 
  private:

@@ -507,6 +507,7 @@ void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& 
   amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
                                                static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
                                                backend.facts);
+  tiling.rowLength = static_cast<uint32_t>(p.maxKb);  // the kernel's bound on what it writes per row
   at::Tensor dots = at::empty({plan.dotsElements}, p.q.options().dtype(at::kFloat));
   auto dotsOf = [&](const Tile& t) {
     return dots.narrow(0, t.dotsOffset, p.G * static_cast<int64_t>(t.count) * t.width)
@@ -595,7 +596,7 @@ uint64_t ubBytes(uint32_t maxLanes) {
   bytes += r32(4 * (amct_stem::kMaxK + kSink + kWin));             // output queue
   bytes += 3 * r32(4 * w);                                        // hi, lo, ones
   bytes += kMasks * r32(w / 8);                                   // compare masks
-  bytes += r32(w / 64 * 4) + r32((w / 64 / 64 + 1) * 4) + 32;     // sums, NaN constant
+  bytes += r32(w / 64 * 4) + r32((w / 64 / 64 + 1) * 4);          // sums
   return bytes;
 }
 

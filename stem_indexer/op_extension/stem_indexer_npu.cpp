@@ -32,9 +32,9 @@ void checkDeviceSoc(const char* op) {
 
 void npuLaunch(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias, const at::Tensor& rows,
                const at::Tensor& out, const at::Tensor& tiling) {
-  at::Tensor deviceTiling = amct::uploadTo(tiling, out);  // alive until after the launch call
+  at::Tensor tilingDev = amct::deviceTiling(tiling, out);  // cached per tiling and device
   amct_stem_indexer_launch(blockDim, amct::currentNpuStream(), bytePtr(dots), bytePtr(vbias), bytePtr(rows),
-                           bytePtr(out), bytePtr(deviceTiling));
+                           bytePtr(out), bytePtr(tilingDev));
 }
 
 std::tuple<at::Tensor, at::Tensor> stemIndexerNpu(

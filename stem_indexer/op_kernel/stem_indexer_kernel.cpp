@@ -8,13 +8,16 @@
 // tails, the short-path rows and sparse_seq_len.
 //
 // Per row (one row at a time, candidates padded to whole 64-lane repeats):
-//   1. s = f32(f32(dot * 2^-6) + vbias) (Muls, Add: two roundings, as the spec); precision 2
-//      rounds s to bf16 (RNE) and back.
+//   1. The lanes with a NaN dot or vbias and the pad lanes (j >= n) are masked and zeroed before
+//      any arithmetic; s = f32(f32(dot * 2^-6) + vbias) (Muls, Add: two roundings, as the
+//      spec); precision 2 rounds s to bf16 (RNE) by integer steps on its bits, so neither the
+//      FLOAT saturation mode (Inf -> MAX, NaN -> 0 in casts to bf16) nor flush-to-zero of a cast
+//      can change a key.
 //   2. The §4.1 key as a signed int32 ikey (same order as the unsigned key): the fp32 bits for
 //      s >= +0, ~|bits| for a set sign bit; NaN is lowest. It is split into hi = ikey >> 16
 //      (arithmetic) and lo = ikey & 0xFFFF, both exact in fp32, so the float compares of the
 //      vector unit order them exactly. NaN gets hi = -32768, lo = 0 (the lowest key; a finite
-//      or infinite value has hi >= -32641). Pad lanes are NaN and come after every real lane.
+//      or infinite value has hi >= -32641). Pad lanes get NaN's key and come after every real lane.
 //   3. The K-th key: a search on hi (bisection alternating with interpolation of the counts;
 //      each count is a Compares, then a popcount of the mask words by the scalar unit for rows
 //      of <= 1024 lanes, Select + WholeReduceSum beyond), ended by a scalar pass once at most 16
@@ -23,6 +26,8 @@
 //      index order, so ties go to the smaller index.
 //   4. The chosen lanes are read from the compare masks in index order (scalar bit scan of
 //      32-bit mask words), so the output is ascending by construction.
+// The scalar unit's orderings with the vector and DMA pipes are explicit flags (WaitForPipe):
+// the kernel does not rely on bisheng's auto-sync.
 #include "kernel_operator.h"
 #include "amct_kernel_common.h"
 #include "stem_indexer_tiling.h"
@@ -32,6 +37,9 @@ using namespace AscendC;
 namespace {
 
 using amct_stem::StemTiling;
+using amct_kernel::Reduce;
+using amct_kernel::ReduceEachRepeat;
+using amct_kernel::WaitForPipe;
 
 constexpr float kScale = 0.015625f;         // 2^-6: exact scaling
 constexpr int32_t kHiNaN = -32768;          // hi half of NaN's key: the lowest
@@ -39,7 +47,6 @@ constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
 constexpr uint32_t kOutMax = amct_stem::kMaxK + amct_stem::kSink + amct_stem::kWindow;
-constexpr uint32_t kQuietNaN = 0x7FC00000u;
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 
@@ -98,9 +105,6 @@ class StemSelector {
     for (uint32_t m = 0; m < kMasks; ++m) pipe->InitBuffer(maskBuf_[m], RoundUpTo(w / 8, 32));
     pipe->InitBuffer(partBuf_, RoundUpTo(w / kRepeatLanes * 4, 32));
     pipe->InitBuffer(part2Buf_, RoundUpTo((w / kRepeatLanes / kRepeatLanes + 1) * 4, 32));
-    pipe->InitBuffer(constBuf_, 32);
-    constBuf_.Get<uint32_t>().SetValue(0, kQuietNaN);
-    nan_ = constBuf_.Get<float>().GetValue(0);
     hi_ = hiBuf_.Get<float>();
     lo_ = loBuf_.Get<float>();
     ones_ = onesBuf_.Get<float>();
@@ -121,13 +125,21 @@ class StemSelector {
     return static_cast<uint64_t>(rowGm_.GetValue(row * amct_stem::kRowFields + field));
   }
 
-  // s = f32(f32(dot * 2^-6) + vbias) over `lanes` lanes; pad lanes are NaN.
+  // Mask(dst) &= Mask(src) over `lanes` mask bits.
+  __aicore__ inline void AndMask(uint32_t dst, uint32_t src, uint32_t lanes) {
+    And(Mask(dst).ReinterpretCast<uint16_t>(), Mask(dst).ReinterpretCast<uint16_t>(),
+        Mask(src).ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
+  }
+
+  // s = f32(f32(dot * 2^-6) + vbias) over `lanes` lanes. Mask(kNotNaN) marks the real lanes
+  // (j < n) whose dot, vbias and s are not NaN; the others are zeroed before the arithmetic
+  // (pads arrive as zeros), so no NaN enters a vector operation.
   __aicore__ inline void Scores(const LocalTensor<float>& s, const LocalTensor<float>& bias, uint64_t dotsOff,
                                 uint64_t biasOff, uint32_t n, uint32_t lanes) {
     const uint32_t n8 = RoundUpTo(n, 8);
     const uint8_t pad = static_cast<uint8_t>(n8 - n);
     DataCopyPad(s, dotsGm_[dotsOff], DataCopyExtParams(1, n * 4, 0, 0, 0),
-                DataCopyPadExtParams<float>(true, 0, pad, nan_));
+                DataCopyPadExtParams<float>(true, 0, pad, 0.0f));
     DataCopyPad(bias, biasGm_[biasOff], DataCopyExtParams(1, n * 4, 0, 0, 0),
                 DataCopyPadExtParams<float>(true, 0, pad, 0.0f));
     dotsQue_.EnQue(s);
@@ -135,16 +147,39 @@ class StemSelector {
     LocalTensor<float> sv = dotsQue_.DeQue<float>();
     LocalTensor<float> bv = biasQue_.DeQue<float>();
     if (lanes > n8) {
-      Duplicate(sv[n8], nan_, static_cast<int32_t>(lanes - n8));
+      Duplicate(sv[n8], 0.0f, static_cast<int32_t>(lanes - n8));
       Duplicate(bv[n8], 0.0f, static_cast<int32_t>(lanes - n8));
     }
+    CreateVecIndex(lo_, 0.0f, lanes);  // lo_ is free until Keys
+    Compares(Mask(kNotNaN), lo_, static_cast<float>(n), CMPMODE::LT, lanes);
+    Compare(Mask(kAux), sv, sv, CMPMODE::EQ, lanes);
+    AndMask(kNotNaN, kAux, lanes);
+    Compare(Mask(kAux), bv, bv, CMPMODE::EQ, lanes);
+    AndMask(kNotNaN, kAux, lanes);
+    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(bv, Mask(kNotNaN), bv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     Muls(sv, sv, kScale, static_cast<int32_t>(lanes));
     Add(sv, sv, bv, static_cast<int32_t>(lanes));
-    if (t_.precision == 2) {
-      LocalTensor<bfloat16_t> b16 = hi_.ReinterpretCast<bfloat16_t>();
-      Cast(b16, sv, RoundMode::CAST_RINT, lanes);
-      Cast(sv, b16, RoundMode::CAST_NONE, lanes);
-    }
+    Compare(Mask(kAux), sv, sv, CMPMODE::EQ, lanes);  // +Inf + -Inf
+    AndMask(kNotNaN, kAux, lanes);
+    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    if (t_.precision == 2) RoundToBf16(sv, lanes);
+  }
+
+  // s rounded to bf16 (RNE) in place by integer steps on its bits: bits + 0x7FFF + bit 16, then
+  // the low 16 bits cleared (a carry into the exponent is the rounding up; overflow gives Inf,
+  // Inf stays Inf). No lane is NaN here, so no int32 addition overflows.
+  __aicore__ inline void RoundToBf16(const LocalTensor<float>& s, uint32_t lanes) {
+    const int32_t cnt = static_cast<int32_t>(lanes);
+    LocalTensor<uint32_t> bits = s.ReinterpretCast<uint32_t>();
+    LocalTensor<uint32_t> lsb = hi_.ReinterpretCast<uint32_t>();  // hi_ is free until Keys
+    ShiftRight(lsb, bits, uint32_t(16), cnt);
+    ShiftLeft(lsb, lsb, uint32_t(31), cnt);
+    ShiftRight(lsb, lsb, uint32_t(31), cnt);
+    Add(s.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), hi_.ReinterpretCast<int32_t>(), cnt);
+    Adds(s.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(0x7FFF), cnt);
+    ShiftRight(bits, bits, uint32_t(16), cnt);
+    ShiftLeft(bits, bits, uint32_t(16), cnt);
   }
 
   // hi_ = the high half of the signed key of s (see the file comment); s is kept. With r = the
@@ -153,7 +188,6 @@ class StemSelector {
   __aicore__ inline void Keys(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<int32_t> loI = lo_.ReinterpretCast<int32_t>();
-    Compare(Mask(kNotNaN), s, s, CMPMODE::EQ, lanes);
     ShiftRight(loI, s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
     Cast(hi_, loI, RoundMode::CAST_NONE, lanes);  // r, exact
     Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
@@ -183,18 +217,26 @@ class StemSelector {
     LocalTensor<float> part = partBuf_.Get<float>();
     LocalTensor<float> part2 = part2Buf_.Get<float>();
     const uint32_t repeats = lanes / kRepeatLanes;
-    WholeReduceSum(part, x, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats), 1, 1, 8);
+    ReduceEachRepeat<Reduce::kSum>(part, x, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats), 1, 1, 8);
     if (repeats <= kScalarSumRepeats) {  // a few partial sums: the scalar unit adds them
+      WaitForPipe<HardEvent::V_S>();
       float total = 0.0f;
       for (uint32_t r = 0; r < repeats; ++r) total += part.GetValue(r);
+      WaitForPipe<HardEvent::S_V>();
       return static_cast<uint32_t>(total);
     }
     const uint32_t full = repeats / kRepeatLanes;
     const uint32_t rest = repeats % kRepeatLanes;
-    if (full > 0) WholeReduceSum(part2, part, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(full), 1, 1, 8);
-    if (rest > 0) WholeReduceSum(part2[full], part[full * kRepeatLanes], static_cast<int32_t>(rest), 1, 1, 1, 8);
+    if (full > 0) {
+      ReduceEachRepeat<Reduce::kSum>(part2, part, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(full), 1, 1, 8);
+    }
+    if (rest > 0) {
+      ReduceEachRepeat<Reduce::kSum>(part2[full], part[full * kRepeatLanes], static_cast<int32_t>(rest), 1, 1, 1, 8);
+    }
+    WaitForPipe<HardEvent::V_S>();
     float total = 0.0f;
     for (uint32_t i = 0; i < full + (rest > 0 ? 1u : 0u); ++i) total += part2.GetValue(i);
+    WaitForPipe<HardEvent::S_V>();
     return static_cast<uint32_t>(total);
   }
 
@@ -203,9 +245,11 @@ class StemSelector {
                                           uint32_t lanes) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     if (lanes <= kScalarCountLanes) {
+      WaitForPipe<HardEvent::V_S>();
       LocalTensor<uint32_t> words = Mask(kAux).ReinterpretCast<uint32_t>();
       uint32_t count = 0;
       for (uint32_t w = 0; w < lanes / 32; ++w) count += PopCount(words.GetValue(w));
+      WaitForPipe<HardEvent::S_V>();
       return count;
     }
     Select(scratch, Mask(kAux), ones_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
@@ -253,6 +297,7 @@ class StemSelector {
     const int32_t words16 = static_cast<int32_t>(lanes / 16);
     And(Mask(kAux).ReinterpretCast<uint16_t>(), Mask(kAux).ReinterpretCast<uint16_t>(),
         Mask(kNegative).ReinterpretCast<uint16_t>(), words16);
+    WaitForPipe<HardEvent::V_S>();
     float vals[kScalarFinish];
     uint32_t m = 0;
     LocalTensor<uint32_t> bits = Mask(kAux).ReinterpretCast<uint32_t>();
@@ -271,6 +316,7 @@ class StemSelector {
         vals[at] = x;
       }
     }
+    WaitForPipe<HardEvent::S_V>();
     const float t = vals[need - above - 1];
     uint32_t greater = 0, equal = 0;
     for (uint32_t k = 0; k < m; ++k) {
@@ -308,9 +354,10 @@ class StemSelector {
     return need - l.above;
   }
 
-  // Appends kSink + j for the chosen lanes j < n in ascending order; returns the new position.
-  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& o, uint32_t pos, uint32_t n, uint32_t ties,
-                                  uint32_t lanes) {
+  // Appends kSink + j for the chosen lanes j < n in ascending order, at most up to position
+  // `end`; returns the new position.
+  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& o, uint32_t pos, uint32_t end, uint32_t n,
+                                  uint32_t ties, uint32_t lanes) {
     LocalTensor<uint32_t> taken = Mask(kTaken).ReinterpretCast<uint32_t>();
     LocalTensor<uint32_t> tie = Mask(kTie).ReinterpretCast<uint32_t>();
     for (uint32_t w = 0; w < lanes / 32; ++w) {
@@ -326,16 +373,25 @@ class StemSelector {
       }
       while (word != 0) {
         const uint32_t j = w * 32 + LowestBit(word);
-        if (j < n) o.SetValue(pos++, static_cast<int32_t>(amct_stem::kSink + j));
+        if (j < n && pos < end) o.SetValue(pos++, static_cast<int32_t>(amct_stem::kSink + j));
         word &= word - 1u;
       }
     }
     return pos;
   }
 
+  // The row table is trusted for values, not for bounds: a row's candidates are capped at the
+  // UB capacity, K at the candidates, kMaxK and the output row (kSink + K + kWindow elements).
+  // A row that cannot hold its sink and window blocks is skipped.
   __aicore__ inline void Row(uint64_t row) {
-    const uint32_t n = static_cast<uint32_t>(Field(row, amct_stem::kCandidates));
-    const uint32_t K = static_cast<uint32_t>(Field(row, amct_stem::kTopK));
+    const uint64_t rawN = Field(row, amct_stem::kCandidates);
+    const uint64_t rawK = Field(row, amct_stem::kTopK);
+    const uint32_t n = static_cast<uint32_t>(rawN < t_.maxLanes ? rawN : t_.maxLanes);
+    if (n == 0 || rawK == 0 || t_.rowLength < amct_stem::kSink + amct_stem::kWindow + 1) return;
+    const uint32_t room = t_.rowLength - amct_stem::kSink - amct_stem::kWindow;
+    uint32_t K = static_cast<uint32_t>(rawK < amct_stem::kMaxK ? rawK : amct_stem::kMaxK);
+    K = K < n ? K : n;
+    K = K < room ? K : room;
     const uint32_t lanes = RoundUpTo(n, kRepeatLanes);
     LocalTensor<float> s = dotsQue_.AllocTensor<float>();
     LocalTensor<float> bias = biasQue_.AllocTensor<float>();
@@ -343,11 +399,15 @@ class StemSelector {
     Keys(s, lanes);
     const uint32_t ties = Choose(s, bias, n, K, lanes);  // bias is free: scratch
     LocalTensor<int32_t> o = outQue_.AllocTensor<int32_t>();
+    WaitForPipe<HardEvent::V_S>();     // the masks Emit reads
+    WaitForPipe<HardEvent::MTE3_S>();  // the previous row's output DMA has read o
     for (uint32_t c = 0; c < amct_stem::kSink; ++c) o.SetValue(c, static_cast<int32_t>(c));
-    uint32_t pos = Emit(o, amct_stem::kSink, n, ties, lanes);
+    uint32_t pos = Emit(o, amct_stem::kSink, amct_stem::kSink + K, n, ties, lanes);
     const uint32_t windowStart = n + amct_stem::kSink;  // vis - 4 with vis = n + 8
     for (uint32_t c = 0; c < amct_stem::kWindow; ++c) o.SetValue(pos + c, static_cast<int32_t>(windowStart + c));
     pos += amct_stem::kWindow;
+    WaitForPipe<HardEvent::S_MTE3>();  // o was written by the scalar unit
+    WaitForPipe<HardEvent::S_V>();     // the next row's vector ops overwrite the masks
     outQue_.EnQue(o);
     LocalTensor<int32_t> ov = outQue_.DeQue<int32_t>();
     DataCopyPad(outGm_[Field(row, amct_stem::kOutOffset)], ov, DataCopyExtParams(1, pos * 4, 0, 0, 0));
@@ -358,7 +418,6 @@ class StemSelector {
 
   StemTiling t_;
   amct_kernel::BlockRange range_;
-  float nan_ = 0.0f;
   GlobalTensor<float> dotsGm_;
   GlobalTensor<float> biasGm_;
   GlobalTensor<int64_t> rowGm_;
@@ -372,7 +431,6 @@ class StemSelector {
   TBuf<TPosition::VECCALC> maskBuf_[kMasks];
   TBuf<TPosition::VECCALC> partBuf_;
   TBuf<TPosition::VECCALC> part2Buf_;
-  TBuf<TPosition::VECCALC> constBuf_;
   LocalTensor<float> hi_;
   LocalTensor<float> lo_;
   LocalTensor<float> ones_;

@@ -31,7 +31,7 @@ struct StemTiling {
   uint32_t maxLanes;      // UB buffers hold this many candidates (a multiple of kLaneQuantum)
   uint32_t ubBudget;      // UB bytes per core the tiling assumed
   uint32_t ubUsed;        // UB bytes the kernel's buffers take for maxLanes
-  uint32_t reserved;
+  uint32_t rowLength;     // elements of an output row (maxKb): the kernel never writes more
 };
 
 }  // namespace amct_stem

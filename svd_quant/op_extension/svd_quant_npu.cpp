@@ -25,9 +25,9 @@ using amct::bytePtr;
 
 void npuLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& codes, const at::Tensor& scales,
                const at::Tensor& tiling) {
-  at::Tensor deviceTiling = amct::uploadTo(tiling, input);  // alive until after the launch call
+  at::Tensor tilingDev = amct::deviceTiling(tiling, input);  // cached per tiling and device
   amct_svd_quant_launch(blockDim, amct::currentNpuStream(), bytePtr(input), bytePtr(codes), bytePtr(scales),
-                        bytePtr(deviceTiling));
+                        bytePtr(tilingDev));
 }
 
 // V7: svd_quant's NPU path targets ascend950 only (built for dav-3510, running on an Ascend950).

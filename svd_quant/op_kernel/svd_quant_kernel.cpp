@@ -42,6 +42,9 @@ using namespace AscendC;
 namespace {
 
 using amct_kernel::BlockRange;
+using amct_kernel::Reduce;
+using amct_kernel::ReduceEachRepeat;
+using amct_kernel::WaitForPipe;
 using amct_mxfp4::Mxfp4Tiling;
 
 constexpr uint32_t kBlock = amct_mxfp4::kMxBlock;
@@ -90,11 +93,14 @@ class Quantiser {
   }
 
   __aicore__ inline void Process() {
-    amct_kernel::ForEachTile(range_.length, U_, [this](uint64_t done, uint32_t u) {
-      CopyIn(done, u);
-      Compute(u);
-      CopyOut(done, u);
-    });
+    amct_kernel::ForEachTile(range_.length, U_, *this);
+  }
+
+  // One tile: the step amct_kernel::ForEachTile calls.
+  __aicore__ inline void ProcessTile(uint64_t done, uint32_t u) {
+    CopyIn(done, u);
+    Compute(u);
+    CopyOut(done, u);
   }
 
  private:
@@ -127,10 +133,13 @@ class Quantiser {
     LocalTensor<float> big = B(kBMax);
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
       const uint32_t rep = MinU(blocks - b, kMaxRepeat);
-      WholeReduceMax(big[b], e[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
-                     ReduceOrder::ORDER_ONLY_VALUE);
+      ReduceEachRepeat<Reduce::kMax>(big[b], e[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
+                                     ReduceOrder::ORDER_ONLY_VALUE);
     }
-    hasNonFinite_ = U32(TileMaximum(big, blocks)).GetValue(0) == kExponentBits;
+    LocalTensor<float> tileMax = TileMaximum(big, blocks);
+    WaitForPipe<HardEvent::V_S>();  // explicit: the kernel does not rely on bisheng's auto-sync
+    hasNonFinite_ = U32(tileMax).GetValue(0) == kExponentBits;
+    WaitForPipe<HardEvent::S_V>();  // the next tile's vector ops overwrite the maximum
     LocalTensor<int32_t> ec = I32(B(kBClamp));
     ShiftRight(U32(B(kBClamp)), U32(big), uint32_t(23), bc);  // E (the max is never negative)
     LocalTensor<int32_t> keep = I32(B(kBKeep));
@@ -161,8 +170,8 @@ class Quantiser {
     LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
     LocalTensor<float> total = partial[64];
     const int32_t groups = static_cast<int32_t>(blocks / 64);
-    WholeReduceMax(partial, big, 64, groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    WholeReduceMax(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    ReduceEachRepeat<Reduce::kMax>(partial, big, int32_t(64), groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    ReduceEachRepeat<Reduce::kMax>(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
     return total;
   }
 

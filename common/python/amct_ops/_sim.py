@@ -34,3 +34,22 @@ def sim_platform(aiv_cores=0, ub_bytes=0):
         yield
     finally:
         torch.ops.amct._sim_set_platform(*previous)
+
+
+def get_modes():
+    """(saturation, flush_subnormals, strict_sync): the hardware modes the sim emulates."""
+    return tuple(bool(v) for v in torch.ops.amct._sim_get_modes())
+
+
+@contextlib.contextmanager
+def hardware_modes(saturation=False, flush_subnormals=False, strict_sync=False):
+    """Run a block with the sim emulating hardware modes: FLOAT saturation (half/bf16 results
+    +-Inf -> +-MAX, NaN -> 0), flush-to-zero of subnormal vector float inputs and results, and
+    strict synchronisation (no auto-sync: scalar <-> pipe orderings need explicit flags). Back
+    to the environment's modes (AMCT_SIM_SATURATION, AMCT_SIM_FLUSH_SUBNORMALS,
+    AMCT_SIM_STRICT_SYNC; default all off) afterwards."""
+    torch.ops.amct._sim_set_modes(bool(saturation), bool(flush_subnormals), bool(strict_sync))
+    try:
+        yield
+    finally:
+        torch.ops.amct._sim_set_modes(None, None, None)

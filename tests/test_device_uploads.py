@@ -1,0 +1,68 @@
+"""No blocking copy per NPU launch: the launchers' tilings and LUTs go through one upload cache
+(common/op_host/amct_upload.h), so a warm launch makes no host->device copy and no launch
+synchronises the stream.
+
+The NPU glue cannot run here: the cache is driven over a counting CPU copy
+(torch.ops.amct._device_uploads_test), and the NPU sources are checked to use nothing else.
+"""
+import re
+import sys
+import unittest
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from amct_testing import find_op_package  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+amct_ops, _SKIP = find_op_package("hifloat8_cast")
+
+
+def tiling(*words):
+    return torch.tensor(words, dtype=torch.int64).view(torch.uint8)
+
+
+@unittest.skipIf(amct_ops is None, _SKIP)
+class UploadCacheTest(unittest.TestCase):
+    def test_one_copy_per_distinct_tiling_none_when_warm(self):
+        a, b = tiling(1, 2, 3), tiling(1, 2, 4)
+        same_as_a = tiling(1, 2, 3)  # another tensor, the same bytes
+        counts = torch.ops.amct._device_uploads_test([a, b, a, same_as_a, b, a], [])
+        self.assertEqual(counts, [1, 2, 2, 2, 2, 2])
+
+    def test_constants_once_per_table(self):
+        lut1, lut2 = torch.arange(256, dtype=torch.uint8), torch.arange(256, dtype=torch.uint8)
+        counts = torch.ops.amct._device_uploads_test([], [lut1, lut1, lut2, lut1, lut2])
+        self.assertEqual(counts, [1, 1, 2, 2, 2])  # keyed by the table, not its contents
+
+    def test_a_warm_launch_sequence_makes_no_copy(self):
+        tilings = [tiling(i % 3, 7) for i in range(30)]
+        counts = torch.ops.amct._device_uploads_test(tilings, [])
+        self.assertEqual(counts[2], 3)
+        self.assertEqual(counts[-1], 3, "launches after the first of each tiling copy nothing")
+
+
+class NpuSourcesTest(unittest.TestCase):
+    NPU_SOURCES = sorted(ROOT.glob("*/op_extension/*_npu.cpp"))
+
+    def test_launchers_take_tilings_and_luts_from_the_cache(self):
+        self.assertTrue(self.NPU_SOURCES)
+        for path in self.NPU_SOURCES:
+            text = path.read_text()
+            with self.subTest(source=path.name):
+                self.assertIn("amct::deviceTiling(", text)
+                self.assertNotIn("uploadTo(", text)
+
+    def test_no_launch_synchronises(self):
+        sync = re.compile(r"synchronize|aclrtSynchronize|non_blocking\s*=\s*\*/\s*false|\.to\([^)]*false")
+        for path in [*self.NPU_SOURCES, ROOT / "common" / "op_host" / "amct_npu.h"]:
+            text = path.read_text()
+            if path.name == "amct_npu.h":  # its one copy is the cache's cold path
+                text = text.replace(text[text.index("inline at::Tensor copyToNpu"):text.index("// The process's cache")], "")
+            with self.subTest(source=path.name):
+                self.assertEqual(sync.findall(text), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

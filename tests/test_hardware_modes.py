@@ -1,0 +1,200 @@
+"""Every AscendC kernel gives the same bits under each hardware mode the sim can emulate.
+
+The NPU's behaviour depends on control state the kernels do not all set: FLOAT saturation
+(SetSaturationFlag: half/bf16 results +-Inf -> +-MAX, NaN -> 0), flush-to-zero of subnormal
+vector float operands, and whether bisheng inserted auto-sync between the scalar unit and the
+pipes. Each kernel's cases run through the kernel sim once per mode; the result must equal the
+default run bit for bit (a kernel that needed a mode would differ or raise a sync error).
+
+    PYTHONPATH=staging python -m pytest tests/test_hardware_modes.py
+"""
+import sys
+import unittest
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stem_cases as sc  # noqa: E402
+from amct_testing import find_op_package  # noqa: E402
+
+amct_ops, _SKIP = find_op_package("hifloat8_cast")
+if amct_ops is not None:
+    from amct_ops import _sim  # noqa: E402
+
+# Kernels that still compute with subnormal vector arithmetic where their spec needs exact
+# subnormals (fp16 widening / narrowing casts): their flush-to-zero runs differ and are skipped,
+# named here, until they get integer-bit paths.
+KNOWN_GAPS = {
+    ("hifloat4", "float16", "flush_subnormals"): "hifloat4's fp16 widening/narrowing Casts meet subnormals",
+    ("mxfp4", "", "flush_subnormals"): "mxfp4's widening Cast and its scaling meet subnormals",
+}
+
+
+def known_gap(label, mode):
+    for (kernel, dtype, gap_mode), reason in KNOWN_GAPS.items():
+        if label.startswith(kernel) and dtype in label and mode == gap_mode:
+            return reason
+    return None
+
+
+MODES = {
+    "saturation": dict(saturation=True),
+    "flush_subnormals": dict(flush_subnormals=True),
+    "strict_sync": dict(strict_sync=True),
+}
+
+
+def emulated(name):
+    """The sim-backed CPU op: ``_<name>_emulated`` where it exists, else the public op (which
+    still runs the kernel sim on the CPU)."""
+    private = f"_{name}_emulated"
+    return getattr(torch.ops.amct, private) if hasattr(torch.ops.amct, private) else getattr(torch.ops.amct, name)
+
+
+def all_16bit(dtype):
+    return torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(dtype).reshape(-1, 64)
+
+
+def fp32_patterns():
+    """Every bf16 pattern as the top half of an fp32 (random low halves), fp32 subnormals and
+    their neighbours, and blocks of one magnitude per row from 2^-149 to 2^127."""
+    g = torch.Generator().manual_seed(14)
+    top = torch.arange(0, 65536, dtype=torch.int64) << 16
+    low = torch.randint(0, 65536, (65536,), generator=g, dtype=torch.int64)
+    patterns = ((top | low) & 0xFFFFFFFF).to(torch.int64)
+    patterns = torch.where(patterns >= 2 ** 31, patterns - 2 ** 32, patterns).to(torch.int32).view(torch.float32)
+    tiny = torch.arange(1, 64 * 64 + 1, dtype=torch.int32).view(torch.float32)  # subnormals
+    scales = torch.arange(-149, 128, dtype=torch.float64).exp2().unsqueeze(1)
+    ranged = (torch.randn(scales.numel(), 64, generator=g, dtype=torch.float64) * scales).float()
+    return torch.cat([patterns.reshape(-1, 64), tiny.reshape(-1, 64), -tiny.reshape(-1, 64), ranged])
+
+
+def ranged(dtype):
+    """Rows of one magnitude each, down into the subnormals of dtype and up to its overflow."""
+    g = torch.Generator().manual_seed(41)
+    lo, hi = (-26, 16) if dtype == torch.float16 else (-135, 128)
+    scales = torch.arange(lo, hi, dtype=torch.float64).exp2().unsqueeze(1)
+    return (torch.randn(scales.numel(), 64, generator=g, dtype=torch.float64) * scales).to(dtype)
+
+
+def hif8_cases():
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).reshape(4, 64)
+    cases = []
+    for dtype in (torch.float16, torch.bfloat16):
+        for name, x in (("all", all_16bit(dtype)), ("ranged", ranged(dtype))):
+            cases.append((f"encode_{dtype}_{name}", "encode_to_hifloat8", (x,)))
+            cases.append((f"fake_quant_{dtype}_{name}", "hifloat8_fake_quant", (x,)))
+    cases.append(("fake_quant_fp32", "hifloat8_fake_quant", (fp32_patterns(),)))
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        cases.append((f"decode_{dtype}", "decode_from_hifloat8", (codes, dtype)))
+    return cases
+
+
+def hif4_cases():
+    cases = []
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        x = fp32_patterns().to(dtype) if dtype == torch.float32 else torch.cat([all_16bit(dtype), ranged(dtype)])
+        cases.append((f"fake_quant_{dtype}", "hifloat4_fake_quant", (x, -1)))
+        cases.append((f"pack_{dtype}", "hifloat4_pack", (x,)))
+    return cases
+
+
+def hif4_unpack_cases():
+    """Unpack the packs of ranged inputs (a derived input: its own default run is the baseline)."""
+    cases = []
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        scale, value = emulated("hifloat4_pack")(ranged(dtype) if dtype != torch.float32 else fp32_patterns())
+        cases.append((f"unpack_{dtype}", "hifloat4_unpack", (scale, value, dtype)))
+    return cases
+
+
+def mxfp4_cases():
+    cases = []
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        x = fp32_patterns().to(dtype) if dtype == torch.float32 else torch.cat([all_16bit(dtype), ranged(dtype)])
+        x = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0) if dtype == torch.float32 else x
+        for mode in ("round", "rint", "floor"):
+            cases.append((f"quantize_{dtype}_{mode}", "mxfp4_quantize", (x, mode)))
+    return cases
+
+
+def stem_cases():
+    small = lambda: sc.build([300, 129], [9000, 20000], Nq=32, Nk=2)  # noqa: E731
+    return [
+        ("stem_p1_causal", small, dict(causal=True)),
+        ("stem_p2_causal", small, dict(causal=True, topk_score_precision=2)),
+        ("stem_p2_noncausal", small, dict(causal=False, topk_score_precision=2, alpha=0.5)),
+        ("stem_p1_long", lambda: sc.build([64], [40000], Nq=32, Nk=2), dict(causal=False)),
+    ]
+
+
+def bits(t):
+    if t.dtype in (torch.float16, torch.bfloat16):
+        return t.contiguous().view(torch.int16)
+    if t.dtype == torch.float32:
+        return t.contiguous().view(torch.int32)
+    return t
+
+
+def as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+@unittest.skipIf(amct_ops is None, _SKIP)
+class HardwareModesTest(unittest.TestCase):
+    def assertSameUnderModes(self, label, run):
+        before = _sim.launch_count()
+        want = as_tuple(run())
+        self.assertGreater(_sim.launch_count(), before, f"{label}: the case must run a kernel in the sim")
+        for mode, switches in MODES.items():
+            with self.subTest(case=label, mode=mode):
+                gap = known_gap(label, mode)
+                if gap:
+                    self.skipTest(f"known gap: {gap}")
+                with _sim.hardware_modes(**switches):
+                    got = as_tuple(run())
+                self.assertEqual(_sim.get_modes(), (False, False, False), "the modes are back to the default")
+                for i, (g, w) in enumerate(zip(got, want)):
+                    self.assertEqual(g.shape, w.shape)
+                    mismatch = (bits(g) != bits(w)).nonzero()
+                    self.assertEqual(mismatch.numel(), 0,
+                                     f"{label} output {i} under {mode}: {mismatch.shape[0]} elements differ, "
+                                     f"first at {mismatch[:4].tolist()}")
+
+    def test_hifloat8_cast(self):
+        for label, op, args in hif8_cases():
+            self.assertSameUnderModes(f"hifloat8 {label}", lambda op=op, args=args: emulated(op)(*args))
+
+    def test_hifloat4_cast(self):
+        find = find_op_package("hifloat4_cast")[0]
+        if find is None:
+            self.skipTest("hifloat4_cast is not built")
+        for label, op, args in hif4_cases() + hif4_unpack_cases():
+            self.assertSameUnderModes(f"hifloat4 {label}", lambda op=op, args=args: emulated(op)(*args))
+
+    def test_svd_quant_mxfp4_kernel(self):
+        if find_op_package("svd_quant")[0] is None:
+            self.skipTest("svd_quant is not built")
+        for label, op, args in mxfp4_cases():
+            self.assertSameUnderModes(f"mxfp4 {label}", lambda op=op, args=args: emulated(op)(*args))
+
+    def test_stem_indexer(self):
+        stem = find_op_package("stem_indexer")[0]
+        if stem is None:
+            self.skipTest("stem_indexer is not built")
+        for label, make, kw in stem_cases():
+            qflat, kflat, vbias, ql, kl, prompt = make()
+            md = stem.npu_stem_indexer_metadata(ql, kl, qflat.size(1), kflat.size(1), causal=kw["causal"])
+            run = lambda: emulated("npu_stem_indexer")(  # noqa: E731
+                qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, metadata=md, **kw)
+            self.assertSameUnderModes(label, run)
+
+    def test_modes_are_switchable_and_reset(self):
+        with _sim.hardware_modes(saturation=True, flush_subnormals=True, strict_sync=True):
+            self.assertEqual(_sim.get_modes(), (True, True, True))
+        self.assertEqual(_sim.get_modes(), (False, False, False))
+
+
+if __name__ == "__main__":
+    unittest.main()
