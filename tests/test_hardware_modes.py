@@ -28,6 +28,8 @@ if amct_ops is not None:
 KNOWN_GAPS = {
     ("hifloat4", "float16", "flush_subnormals"): "hifloat4's fp16 widening/narrowing Casts meet subnormals",
     ("mxfp4", "", "flush_subnormals"): "mxfp4's widening Cast and its scaling meet subnormals",
+    ("quant_dequant_mxfp4", "", "flush_subnormals"):
+        "quant_dequant_mxfp4's widening Cast and its fp32 arithmetic meet subnormals",
 }
 
 
@@ -119,6 +121,15 @@ def mxfp4_cases():
     return cases
 
 
+def quant_dequant_cases():
+    cases = []
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        x = fp32_patterns().to(dtype) if dtype == torch.float32 else torch.cat([all_16bit(dtype), ranged(dtype)])
+        for s in (0.25, 1.0, 1.5):
+            cases.append((f"{dtype}_s{s}", (x, 32, s)))
+    return cases
+
+
 def stem_cases():
     small = lambda: sc.build([300, 129], [9000, 20000], Nq=32, Nk=2)  # noqa: E731
     return [
@@ -178,6 +189,13 @@ class HardwareModesTest(unittest.TestCase):
             self.skipTest("svd_quant is not built")
         for label, op, args in mxfp4_cases():
             self.assertSameUnderModes(f"mxfp4 {label}", lambda op=op, args=args: emulated(op)(*args))
+
+    def test_svd_quant_quant_dequant_kernel(self):
+        if find_op_package("svd_quant")[0] is None:
+            self.skipTest("svd_quant is not built")
+        for label, args in quant_dequant_cases():
+            self.assertSameUnderModes(f"quant_dequant_mxfp4 {label}",
+                                      lambda args=args: emulated("quant_dequant_mxfp4")(*args))
 
     def test_stem_indexer(self):
         stem = find_op_package("stem_indexer")[0]

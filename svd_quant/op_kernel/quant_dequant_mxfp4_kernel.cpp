@@ -121,8 +121,9 @@ class QuantDequant {
   __aicore__ inline void BlockMax(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t blocks) {
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
       const uint32_t rep = MinU(blocks - b, kMaxRepeat);
-      WholeReduceMax(dst[b], src[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
-                     ReduceOrder::ORDER_ONLY_VALUE);
+      amct_kernel::ReduceEachRepeat<amct_kernel::Reduce::kMax>(dst[b], src[b * kBlock], int32_t(kBlock),
+                                                               static_cast<int32_t>(rep), 1, 1, 4,
+                                                               ReduceOrder::ORDER_ONLY_VALUE);
     }
   }
 
@@ -144,9 +145,14 @@ class QuantDequant {
     LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
     LocalTensor<float> total = partial[64];
     const int32_t groups = static_cast<int32_t>(blocks / 64);
-    WholeReduceMax(partial, big, 64, groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    WholeReduceMax(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    return As<uint32_t>(total).GetValue(0) == kExponentBits;
+    amct_kernel::ReduceEachRepeat<amct_kernel::Reduce::kMax>(partial, big, int32_t(64), groups, 1, 1, 8,
+                                                             ReduceOrder::ORDER_ONLY_VALUE);
+    amct_kernel::ReduceEachRepeat<amct_kernel::Reduce::kMax>(total, partial, groups, 1, 1, 1, 8,
+                                                             ReduceOrder::ORDER_ONLY_VALUE);
+    amct_kernel::WaitForPipe<HardEvent::V_S>();  // explicit: the kernel does not rely on bisheng's auto-sync
+    const bool nonFinite = As<uint32_t>(total).GetValue(0) == kExponentBits;
+    amct_kernel::WaitForPipe<HardEvent::S_V>();  // later vector ops may overwrite the maximum
+    return nonFinite;
   }
 
   // dst = a + (mask & (b - a)) on int32 values: b where mask is all ones, a where it is 0.
