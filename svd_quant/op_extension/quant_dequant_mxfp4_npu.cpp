@@ -14,9 +14,9 @@ namespace {
 using amct::bytePtr;
 
 void npuLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, const at::Tensor& tiling) {
-  at::Tensor deviceTiling = amct::uploadTo(tiling, input);  // alive until after the launch call
+  at::Tensor tilingDev = amct::deviceTiling(tiling, input);  // cached per tiling and device
   amct_quant_dequant_mxfp4_launch(blockDim, amct::currentNpuStream(), bytePtr(input), bytePtr(output),
-                                  bytePtr(deviceTiling));
+                                  bytePtr(tilingDev));
 }
 
 at::Tensor lastDimNpu(const at::Tensor& x, int64_t blockSize, double invScaleFactorScale) {
