@@ -1208,7 +1208,7 @@ class SimCubeTest(_ProgramTest):
             "mix_mode2_orders_aic_and_aivs", "mix_mode0_no_aic_passes_before_all_set", "mix_deadlock_detected",
             "mix_deadlock_after_partial_progress", "mix_counter_over_15", "mix_flag_never_waited", "mix_flag_id_over_15",
             "mix_pipe_s_rejected", "mix_cross_core_in_vector_launch", "mix_mode1_on_aic", "mix_error_beats_deadlock",
-            "mix_race_between_ai_cores"])
+            "mix_race_between_ai_cores", "mix_setter_returns_before_waiters_wake"])
         self.assertChecks(["mix_mode4_pairs_aic_with_each_aiv"], arches=(3510,))
         self.assertChecks(["mix_mode4_rejected_on_2201"], arches=(2201,))
 

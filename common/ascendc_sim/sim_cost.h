@@ -193,16 +193,7 @@ class CostBlock {
   double ScalarNow() const { return sNow_; }
 
  private:
-  void Issue(int pipe, double busy, double latency) {
-    const double start = std::max(sNow_, std::max(free_[pipe], wait_[pipe]));
-    sNow_ += t_->scalarIssueCycles.value;
-    busy_[cost::kS] += t_->scalarIssueCycles.value;
-    free_[pipe] = start + busy;
-    last_[pipe] = start + busy + latency;
-    done_[pipe] = std::max(done_[pipe], last_[pipe]);
-    busy_[pipe] += busy;
-    ++ops_[pipe];
-  }
+  void Issue(int pipe, double busy, double latency) { IssueAt(pipe, busy, latency, 0.0); }
   // An instruction on `pipe` that may not start before `ready`; returns its completion.
   double IssueAt(int pipe, double busy, double latency, double ready) {
     const double start = std::max(std::max(sNow_, ready), std::max(free_[pipe], wait_[pipe]));

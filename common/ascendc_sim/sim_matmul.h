@@ -372,9 +372,11 @@ class MatmulImpl {
   static_assert(MM_CB::kNone, "Matmul (kernel sim): MatmulCallBackFunc callbacks are not emulated");
   static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
                 "Matmul (kernel sim): A and B must be in TPosition::GM (TSCM/VECOUT sources are not emulated)");
-  static_assert(C_TYPE::pos == TPosition::GM,
-                "Matmul (kernel sim): C must be in TPosition::GM (UB/CO1 outputs are not emulated; the AIVs read "
-                "the cube's results from a GM workspace after a CrossCoreWaitFlag)");
+  // C's type may name GM or a vector position (asc-devkit's BareMix example, matmul_fused_manual,
+  // declares C in VECIN and IterateAll's to GM); the outputs themselves go to GM only.
+  static_assert(C_TYPE::pos == TPosition::GM || C_TYPE::pos == TPosition::VECIN || C_TYPE::pos == TPosition::VECCALC,
+                "Matmul (kernel sim): C must be TPosition::GM (or VECIN/VECCALC written to GM): UB/CO1 outputs are "
+                "not emulated; the AIVs read the cube's results from a GM workspace after a CrossCoreWaitFlag");
   static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND && C_TYPE::format == CubeFormat::ND,
                 "Matmul (kernel sim): only CubeFormat::ND operands are emulated");
   static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
@@ -433,22 +435,10 @@ class MatmulImpl {
   }
 
   __aicore__ inline void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
-    static const char* const kApi = "Matmul::SetTensorA";
-    Live(kApi);
-    CheckTranspose(kApi, isTransposeA, A_TYPE::isTrans, "A");
-    amct_sim::detail::MatmulSetGm(gm, kApi, &s_.a, &s_.aHi);
-    s_.transA = isTransposeA;
-    s_.setA = true;
-    s_.tile = -1;
+    SetOperand("Matmul::SetTensorA", gm, isTransposeA, A_TYPE::isTrans, "A", &s_.a, &s_.aHi, &s_.transA, &s_.setA);
   }
   __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
-    static const char* const kApi = "Matmul::SetTensorB";
-    Live(kApi);
-    CheckTranspose(kApi, isTransposeB, B_TYPE::isTrans, "B");
-    amct_sim::detail::MatmulSetGm(gm, kApi, &s_.b, &s_.bHi);
-    s_.transB = isTransposeB;
-    s_.setB = true;
-    s_.tile = -1;
+    SetOperand("Matmul::SetTensorB", gm, isTransposeB, B_TYPE::isTrans, "B", &s_.b, &s_.bHi, &s_.transB, &s_.setB);
   }
   __aicore__ inline void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
     static const char* const kApi = "Matmul::SetBias";
@@ -576,12 +566,19 @@ class MatmulImpl {
     s_.tile = -1;
   }
 
-  static void CheckTranspose(const char* api, bool requested, bool enabled, const char* which) {
+  template <class T>
+  void SetOperand(const char* api, const GlobalTensor<T>& gm, bool requested, bool enabled, const char* which,
+                  uintptr_t* base, uintptr_t* hi, bool* trans, bool* set) {
+    Live(api);
     if (requested && !enabled) {
       amct_sim::detail::MatmulFail(api, amct_sim::detail::Fmt("isTranspose%s = true but the MatmulType of %s has "
                                                               "ISTRANS = false (the transpose must be enabled in the type)",
                                                               which, which));
     }
+    amct_sim::detail::MatmulSetGm(gm, api, base, hi);
+    *trans = requested;
+    *set = true;
+    s_.tile = -1;
   }
 
   void CheckInputs(const char* api) const {

@@ -233,8 +233,14 @@ inline void CrossCoreSet(int mode, pipe_t pipe, uint16_t flagId) {
 }
 
 // Every running core waits: nothing can ever set a flag again. Caller holds the lock.
+// (A waiter whose counter was raised but who has not woken up yet is not stuck.)
 inline void CheckDeadlock(MixGroup& m) {
   if (m.deadlock || m.live == 0 || m.waiting < m.live) return;
+  uint32_t stuck = 0;
+  for (const MixGroup::Core& core : m.cores) {
+    if (core.waitFlag >= 0 && core.counter[core.waitFlag].empty()) ++stuck;
+  }
+  if (stuck < m.live) return;
   std::string who;
   for (uint32_t id = 0; id < m.cores.size(); ++id) {
     if (m.cores[id].waitFlag < 0) continue;
