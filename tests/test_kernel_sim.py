@@ -1215,3 +1215,23 @@ class SimCubeTest(_ProgramTest):
     def test_cube_cost(self):
         self.assertChecks(["cost_matmul_cost_only_same_estimate", "cost_matmul_large_shape_is_m_bound",
                            "cost_matmul_m_busy_near_fractal_count", "cost_cross_core_flag_latency"])
+
+
+class SimMatmulKfcTest(_ProgramTest):
+    """The KFC form of the Matmul API (tests/sim/test_sim_matmul_kfc.cpp): AIVs call it, results go
+    into their UB (L0C -> UB), the vector pipe is ordered by a VECIN queue; guards and cost."""
+
+    program = "test_sim_matmul_kfc"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_ub_output_values(self):
+        self.assertChecks(["kfc_iterate_get_tensor_c_ub_values", "kfc_iterate_all_ub_values"])
+
+    def test_guards(self):
+        self.assertChecks(["kfc_guard_vector_reads_ub_without_queue_edge", "kfc_guard_ub_output_too_small",
+                           "kfc_guard_needs_mix_launch", "kfc_guard_matmul_on_aic"])
+
+    def test_cost(self):
+        self.assertChecks(["kfc_cost_m_pipe_charged_at_ratio"])
