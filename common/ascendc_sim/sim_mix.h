@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -348,10 +349,24 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
     m.cv.notify_all();
   };
   std::vector<std::thread> threads;
+  std::string startError;
   for (uint32_t id = 0; id < cores; ++id) {
-    if (m.runs[id / per]) threads.emplace_back(core, id);
+    if (!m.runs[id / per]) continue;
+    try {
+      threads.emplace_back(core, id);
+    } catch (const std::system_error& e) {
+      // The cores never started do not run: the started ones finish or meet a deadlock report.
+      std::lock_guard<std::mutex> lock(m.mu);
+      for (uint32_t rest = id; rest < cores; ++rest) m.live -= m.runs[rest / per] ? 1 : 0;
+      CheckDeadlock(m);
+      m.cv.notify_all();
+      startError = Fmt("amct kernel sim: kernel %s: could not start the thread of core %u of this MIX launch (%s)",
+                       sh.kernel, id, e.what());
+      break;
+    }
   }
   for (std::thread& t : threads) t.join();
+  if (!startError.empty()) throw SimError(startError);
   // The first failure that is not a consequence (deadlock) of another.
   const BlockOutcome* first = nullptr;
   for (const BlockOutcome& o : outs) {
