@@ -17,7 +17,8 @@
 //
 // Numerics (the sim's definition; docs/kernel_sim_api.md): every output element is
 //   acc = bias (or +0); for k = 0, 1, ..., K-1: acc = fp32(acc + a[m][k] * b[k][n])
-// with a*b exact in fp32 (bf16*bf16 and half*half products fit 24 bits), i.e. fp32 accumulation
+// with a*b exact in fp32 (bf16*bf16 and half*half products fit 24 bits; a bf16 product outside
+// fp32's normal range is rounded to fp32 first), i.e. fp32 accumulation
 // in K order; the baseK chunking of the cube does not change that order. MX FP4: per group g of 32
 // K elements the exact sum S_g of the E2M1 products is scaled by 2^(ea + eb - 254) and added once:
 // acc = fp32(acc + S_g * 2^(...)) (rounded once, RNE); an E8M0 scale of 0xFF gives NaN. The output
@@ -770,7 +771,7 @@ class MatmulImpl {
         for (int32_t kk = 0; kk < k; ++kk) {
           const float a = AElem(m0 + i, kk);
           const float* brow = &b[static_cast<size_t>(kk) * nLen];
-          for (int32_t j = 0; j < nLen; ++j) acc[j] = acc[j] + a * brow[j];  // a * brow[j] is exact
+          for (int32_t j = 0; j < nLen; ++j) acc[j] = acc[j] + a * brow[j];  // a * brow[j]: exact in range
         }
       }
     }

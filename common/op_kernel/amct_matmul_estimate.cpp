@@ -54,7 +54,11 @@ extern "C" __global__ __aicore__ void amct_matmul_estimate_kernel(GM_ADDR a, GM_
 
 extern "C" void amct_matmul_estimate_launch(uint32_t blockDim, void* stream, uint8_t* a, uint8_t* b, uint8_t* c,
                                             uint8_t* tiling, uint32_t dtype) {
+#if defined(AMCT_KERNEL_SIM)
   (void)stream;
   amct_sim::LaunchMix("amct_matmul_estimate_kernel", blockDim, 2,
                       [&] { amct_matmul_estimate_kernel(a, b, c, tiling, dtype); });
+#else
+  amct_matmul_estimate_kernel<<<blockDim, nullptr, stream>>>(a, b, c, tiling, dtype);
+#endif
 }
