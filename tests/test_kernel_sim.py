@@ -1224,7 +1224,7 @@ class SimMatmulKfcTest(_ProgramTest):
     program = "test_sim_matmul_kfc"
 
     def test_program_clean(self):
-        self.assertProgramClean()
+        ProgramTestBase.assertProgramClean(self, min_checks=9)
 
     def test_ub_output_values(self):
         self.assertChecks(["kfc_iterate_get_tensor_c_ub_values", "kfc_iterate_all_ub_values"])
