@@ -15,10 +15,13 @@ Each figure is the statistic of ``--stat`` (median by default) of ``--repeat`` s
 for the out= bar, which is time(encode out=) / time(copy_) (<= 2 wanted: the same bytes read as
 the copy, half the bytes written).
 
-The bars (issue 12; 16M elements unless said, the median): encode bf16 and fp16 >= 2.0x
-``x.to(float8_e4m3fn)``; decode -> bf16 >= 6x ``y8.to(bfloat16)``; fake-quant fp32 >= 1.0x
-``x.to(float8_e4m3fn).to(float32)``; ``encode(x, out=buf)`` bf16 <= 2x ``buf16.copy_(x)``; 1K
-elements: encode and decode within 1.5x the latency of torch's cast.
+The bars (issue 12; 16M elements unless said), each measured in ``--runs`` back-to-back runs
+at every thread count, reported as min / median / max of the per-run ratios and judged on the
+median: encode bf16 and fp16 >= 2.0x ``x.to(float8_e4m3fn)``; decode -> bf16 >= 6x
+``y8.to(bfloat16)`` (also with out=, which shows the kernel without the fresh output's page
+faults); fake-quant fp32 >= 1.0x ``x.to(float8_e4m3fn).to(float32)``; ``encode(x, out=buf)`` bf16
+<= 2x ``buf16.copy_(x)``; 1K elements: encode and decode within 1.5x the latency of torch's cast.
+The bars are measured at 16M in ``--quick`` too (they take seconds).
 
 Fresh outputs (``encode(x)``, ``x.clone()``, torch's casts) pay the page faults of new memory on
 every call; the out= rows and ``copy_`` do not. The gap between the two is the allocation cost.

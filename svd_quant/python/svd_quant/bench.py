@@ -11,14 +11,20 @@ In one run, samples interleaved:
 * small calls: ``mxfp4_quantize`` of 1K elements vs ``x.to(torch.float8_e4m3fn)`` (bar: within
   1.5x of torch's latency);
 * ``svd_quant(x, codes, scales, down, up)`` vs the plain bf16 ATen matmul ``x @ w_hat.T`` of
-  the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 2048, 2048, 2816,
-  32; bar: svd_quant <= 1.5x the matmul's time);
+  the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 256, 2048, 2816,
+  32; the bar, at 2048, 2048, 2816, 32: svd_quant <= 1.5x the matmul's time);
 * ``quant_dequant_mxfp4(x)`` (flat float32, s = 1) vs torch's float8 round trip
   ``x.to(torch.float8_e4m3fn).to(torch.float32)`` of the same tensor (16M elements; 1M with
   ``--quick``; bar: the round trip's time / ours >= 1.0), with min / median / max per call.
 
 Times are the median (``--stat min``: minimum) per call over ``--repeat`` samples after
-``--warmup`` calls. This is a script, not a test: nothing here runs in the test suite.
+``--warmup`` calls. The sweep times reference.py up to 4M elements and svd_quant at
+256x2048x2816x32; the bars (16M bf16 quantize against the fp8 cast, the copy and reference.py,
+1K latency, quant_dequant_mxfp4 16M, svd_quant at 2048x2048x2816x32) are each measured in
+``--runs`` back-to-back runs at torch's default thread count and at 1 thread, reported as
+min / median / max of the per-run ratios and judged on the median (``--quick`` leaves out the
+reference.py and svd_quant bars, whose calls last seconds).
+This is a script, not a test: nothing here runs in the test suite.
 """
 import torch
 
