@@ -146,8 +146,18 @@ class BarTest(unittest.TestCase):
                                          repeat=2, warmup=1, min_sample_s=0.0)
         self.assertEqual(len(ratios["a"]), 4)
         self.assertTrue(all(r > 0 for r in ratios["a"]))
-        # per run: 1 warm-up + 1 calibration + 2 samples of one call each
-        self.assertEqual(calls, {"ours": 16, "base": 16})
+        # per run: 1 warm-up + 2 samples of one call each (no calibration call with min_sample_s 0)
+        self.assertEqual(calls, {"ours": 12, "base": 12})
+
+    def test_a_group_can_cap_its_runs(self):
+        from amct_ops import _benchutil
+
+        bar = _benchutil.Bar("slow", "ours", "base", "faster", 1, "b")
+        fast = _benchutil.Bar("fast", "ours", "base", "faster", 1, "b")
+        fns = {"ours": lambda: None, "base": lambda: None}
+        ratios = _benchutil.measure_bars([(fns, (fast,)), (fns, (bar,), {"runs": 2, "repeat": 1})], runs=5,
+                                         repeat=2, warmup=0, min_sample_s=0.0)
+        self.assertEqual((len(ratios["fast"]), len(ratios["slow"])), (5, 2))
 
     def test_bar_table_has_min_median_max_per_thread_count(self):
         from amct_ops import _benchutil

@@ -17,6 +17,9 @@
 #include <cstdint>
 
 namespace amct {
+// Internal linkage: the header is also included by kernel sources compiled once per SIMD
+// capability (amct_cpu_dispatch.h), whose copies must not be merged by the linker.
+namespace {
 
 // Elements per chunk for n elements: about 8 chunks per thread of a 2-thread call, at least
 // minChunk, at most maxChunk, a multiple of `align` elements.
@@ -46,4 +49,5 @@ void parallelChunks(int64_t n, int64_t chunk, const Body& body) {
   });
 }
 
+}  // namespace
 }  // namespace amct

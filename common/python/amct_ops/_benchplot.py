@@ -133,12 +133,23 @@ METHOD = (
     "- Bars: each bar is measured in `--runs` back-to-back runs of the same measurement; a run's ratio is that "
     "of the median samples; the tables give min / median / max over the runs and judge the bar on the "
     "median. The spread is the run-to-run noise of this machine.",
-    "- Fresh outputs against `out=`: a call that returns a new tensor (ours and torch's casts alike) of tens "
-    "of MB gets memory the allocator has just mapped, so the call pays a page fault per page as it first "
-    "writes it; `out=` into a warm buffer and `buf.copy_(x)` pay none. The fresh outputs of our operators are "
-    "advised as transparent huge pages (2 MiB faults instead of 4 KiB ones; the machine line gives the "
-    "kernel's THP mode, which decides whether that advice is taken) and are first touched by the same "
-    "threads, in the same chunks, that write them.",
+    "- Where the spread of a ratio comes from, and what the bench does about it:",
+    "  - *Fresh outputs.* A call that returns a new tensor of tens of MB (ours and torch's casts alike) gets "
+    "memory the allocator has just mapped and pays a page fault per page as it first writes it; `out=` into a "
+    "warm buffer and `buf.copy_(x)` pay none. For a memory-bound kernel those faults can cost more than the "
+    "conversion, and their cost varies with the kernel's memory state, so the bench reports the `out=` "
+    "figures beside the fresh ones, and hifloat8_cast's table of page faults per call shows the difference: "
+    "our fresh outputs are advised as transparent huge pages (2 MiB faults, plus 4 KiB ones at the unaligned "
+    "ends), torch's are not (a 4 KiB fault per page). The machine line gives the kernel's THP mode, which "
+    "decides whether that advice is taken.",
+    "  - *Threads.* A 2-thread call lasts as long as its later thread. Our memory-bound calls last a few ms, "
+    "torch's casts tens of ms, so a thread that wakes late or is descheduled (any other load on 2 CPUs) "
+    "stretches ours by a much larger fraction: under load the min-max spread of a 2-thread ratio widens "
+    "far more than that of the same ratio at 1 thread. Our "
+    "elementwise kernels hand out their work in chunks that free threads take in turn, so a late thread takes "
+    "less of it; the 1-thread rows show each figure without this effect.",
+    "  - *Repeats.* Hence the runs: the median of `--runs` runs is the figure, min and max show how much "
+    "the machine moved.",
     "- Load: the 1-, 5- and 15-minute load averages as each benchmark started; a warning marks a busy "
     "machine, where even the same-run ratios are unreliable.",
     "",

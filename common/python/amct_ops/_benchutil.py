@@ -136,7 +136,10 @@ def _sample(timer, inner):
 
 
 def _calibrate(timer, min_sample_s, max_inner):
-    """Calls per sample so that one sample lasts at least ``min_sample_s``."""
+    """Calls per sample so that one sample lasts at least ``min_sample_s`` (0: one call, no
+    calibration call)."""
+    if min_sample_s <= 0:
+        return 1
     once = _sample(timer, 1)
     if once >= min_sample_s:
         return 1
@@ -202,16 +205,18 @@ def measure_bars(groups, runs, repeat=10, warmup=2, min_sample_s=0.002, sync=Non
 
     ``groups``: ``[(fns, bars), ...]`` or ``[(fns, bars, options), ...]`` where ``fns``
     (``{name: callable}``) holds the callables of ``bars`` (same inputs) and ``options``
-    overrides ``repeat`` / ``warmup`` / ``min_sample_s`` for that group (e.g. fewer samples of a
-    call lasting seconds). Each run measures every group in turn with :func:`measure_many` (its
-    samples interleaved) and takes each bar's ratio of the medians, so the spread over the runs
-    is the run-to-run noise of the same measurement.
+    overrides ``repeat`` / ``warmup`` / ``min_sample_s`` for that group, and ``runs`` caps its
+    runs (e.g. fewer runs and samples of a call lasting seconds). Each run measures every group
+    in turn with :func:`measure_many` (its samples interleaved) and takes each bar's ratio of the
+    medians, so the spread over the runs is the run-to-run noise of the same measurement.
     """
     ratios = {bar.label: [] for fns, bars, *_ in groups for bar in bars}
     defaults = {"repeat": repeat, "warmup": warmup, "min_sample_s": min_sample_s}
-    for _ in range(max(1, int(runs))):
+    for run in range(max(1, int(runs))):
         for fns, bars, *options in groups:
             opts = dict(defaults, **(options[0] if options else {}))
+            if run >= opts.pop("runs", runs):
+                continue
             stats = measure_many(fns, sync=sync, **opts)
             times = {name: st.median for name, st in stats.items()}
             for bar in bars:

@@ -15,9 +15,9 @@ OpenMP threads, so its time moves a lot with the load of the machine; the notes 
 average.
 
 Then the bars of issue 12 (4M bfloat16 elements, rows of 1024; 1K elements for latency), each
-measured in ``--bar-runs`` back-to-back runs of interleaved samples, reported as min / median /
-max over the runs of the per-run ratio (the bar holds for the median), with torch's default
-threads and with 1 thread:
+measured in ``--bar-runs`` (default: the common ``--runs``) back-to-back runs of interleaved
+samples, reported as min / median / max over the runs of the per-run ratio (the bar holds for
+the median), with torch's default threads and with 1 thread:
 
 * fake-quant >= 20x reference.py, and at most 3x the time of ``x.clone()`` (same bytes written
   to a fresh tensor);

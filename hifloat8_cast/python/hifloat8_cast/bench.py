@@ -168,7 +168,10 @@ def run(args):
     finally:
         torch.set_num_threads(default_threads)
 
+    faults = _fault_table(args) if args.device.type == "cpu" else None
     tables = _tables(results, threads, dtypes, sizes, stat)
+    if faults:
+        tables.append(faults)
     if bars:
         tables.append(bu.bar_table(bars, "issue 12 bars: per-run ratios (\"faster\": baseline time / ours; "
                                          "\"within\": our time / baseline time)"))
@@ -187,6 +190,43 @@ def _measure_bars(args, nthreads, min_sample):
     ratios = bu.measure_bars(groups, args.runs, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample,
                              sync=args.sync)
     return [bu.bar_record("hifloat8_cast", b, nthreads, ratios[b.label]) for _, _, group in BAR_GROUPS for b in group]
+
+
+FAULT_KERNELS = (("decode", "decode_from_hifloat8(c) (fresh output)"),
+                 ("decode_out", "decode_from_hifloat8(c, out=buf) (warm buffer)"),
+                 ("torch_from_fp8", "torch y8.to(torch.bfloat16) (fresh output)"),
+                 ("encode", "encode_to_hifloat8(x) (fresh output)"),
+                 ("torch_to_fp8", "torch x.to(torch.float8_e4m3fn) (fresh output)"),
+                 ("copy", "buf16.copy_(x) (warm buffer)"))
+FAULT_CALLS = 5
+
+
+def _fault_table(args):
+    """Minor page faults and time per call at 16M bf16 (Linux, CPU): what a fresh output costs."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    import statistics
+    import time
+
+    x, codes, y8 = _inputs(BAR_SIZE, torch.bfloat16, args.device, args.seed)
+    kernels = _kernels(x, codes, y8, torch.bfloat16, emulated=False)
+    faults = {k: [] for k, _ in FAULT_KERNELS}
+    times = {k: [] for k, _ in FAULT_KERNELS}
+    for k, _ in FAULT_KERNELS:
+        kernels[k][0]()
+    for _ in range(FAULT_CALLS):
+        for k, _ in FAULT_KERNELS:
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.perf_counter()
+            kernels[k][0]()
+            times[k].append(time.perf_counter() - start)
+            faults[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    rows = [[label, int(statistics.median(faults[k])), statistics.median(times[k]) * 1e3] for k, label in FAULT_KERNELS]
+    return {"title": f"page faults of fresh outputs: 16M bfloat16, {torch.get_num_threads()} torch thread(s), median of "
+                     f"{FAULT_CALLS} calls",
+            "columns": ["call", "minor page faults per call", "ms per call"], "rows": rows}
 
 
 def _index(results, nthreads):

@@ -36,6 +36,7 @@ QUICK_SIZES = "8K,32K"
 B, NQ, NK = 1, 32, 4
 MATMUL_BAR = (128 << 10, 1.5)     # tokens, max op / matmul
 REFERENCE_BAR = (8 << 10, 20.0)   # tokens, min reference / op
+SLOW_RUNS = 3                     # runs of the 128K bar (about a second per call)
 # Measured in --runs runs each (min / median / max of the per-run ratios; judged on the median).
 BARS = {
     REFERENCE_BAR[0]: (bu.Bar("npu_stem_indexer 8K tokens vs reference.py", "op", "reference", "faster",
@@ -160,8 +161,8 @@ def _measure_bars(args, causal):
                 fns = _fns(tokens, args, causal, with_reference=tokens == REFERENCE_BAR[0])
                 names = {b.ours for b in bars} | {b.base for b in bars}
                 options = {"min_sample_s": max(0.0, args.min_sample_ms) / 1e3}
-                if tokens > REFERENCE_BAR[0]:  # about a second per call: fewer samples per run
-                    options.update(repeat=min(args.repeat, 3), warmup=1)
+                if tokens > REFERENCE_BAR[0]:  # about a second per call: fewer samples and runs
+                    options.update(repeat=min(args.repeat, 3), warmup=1, runs=SLOW_RUNS)
                 groups.append(({k: f for k, f in fns.items() if k in names}, bars, options))
             ratios = bu.measure_bars(groups, args.runs, repeat=args.repeat, warmup=args.warmup, sync=args.sync)
             records += [bu.bar_record("stem_indexer", b, threads, ratios[b.label]) for _f, bars, _o in groups
@@ -204,7 +205,8 @@ def _notes(results, args, causal):
                      "within one run).")
     if causal:
         notes.append(f"bars (causal): {args.runs} back-to-back runs per thread count of the op against its baseline "
-                     f"on the same input, {args.repeat} interleaved samples per run (128K: 3); a run's ratio is that "
+                     f"on the same input, {args.repeat} interleaved samples per run (128K: 3 samples in at most "
+                     f"{SLOW_RUNS} runs); a run's ratio is that "
                      "of the medians; judged on the median over the runs"
                      + ("; --quick leaves out 128K." if args.quick else "."))
     return notes

@@ -51,6 +51,7 @@ QDQ_SIZE, QDQ_QUICK_SIZE = 16 << 20, 1 << 20
 QDQ_BAR = (16 << 20, 1.0)
 SWEEP_REFERENCE_MAX = 4 << 20               # the sweep times reference.py up to here; 16M is in the bar runs
 BAR_SIZE = 16 << 20
+SLOW_RUNS = 3                               # runs of the bars whose calls last seconds
 CAST = "torch x.to(torch.float8_e4m3fn)"
 # The bars of issue 12 (and svd_quant's own), measured in --runs runs each (median judged).
 QUANT_BARS = (
@@ -204,11 +205,12 @@ def _measure_bars(args, threads, min_sample):
     groups.append(({"quant_dequant_mxfp4": lambda: quant_dequant_mxfp4(x32),
                     "fp8 round trip": lambda: x32.to(torch.float8_e4m3fn).to(torch.float32)}, QDQ_BARS))
     if not args.quick:
-        # One sample each: the reference takes seconds at 16M, and the ratio's margin is wide.
+        # Calls of seconds: at most SLOW_RUNS runs; the reference one sample per run (at 16M its
+        # ratio's margin is wide), svd_quant 3.
         groups.append(({"quantize": fns["quantize"], "reference": lambda: ref.mxfp4_quantize_ref(cx)}, (REFERENCE_BAR,),
-                       {"repeat": 1, "warmup": 0, "min_sample_s": 0.0}))
+                       {"repeat": 1, "warmup": 0, "min_sample_s": 0.0, "runs": SLOW_RUNS}))
         groups.append((_svd_fns(MATMUL_BAR[0], args), MATMUL_BARS, {"repeat": min(args.repeat, 3), "warmup": 1,
-                                                                   "min_sample_s": 0.0}))
+                                                                   "min_sample_s": 0.0, "runs": SLOW_RUNS}))
     ratios = bu.measure_bars(groups, args.runs, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample,
                              sync=args.sync)
     return [bu.bar_record("svd_quant", b, threads, ratios[b.label]) for _fns, bars, *_ in groups for b in bars]
@@ -217,7 +219,7 @@ def _measure_bars(args, threads, min_sample):
 def _bar_notes(args):
     notes = [f"bars: {args.runs} back-to-back runs per thread count, each timing one bar's callables with "
              f"{args.repeat} interleaved samples (the reference at 16M: one sample per run; svd_quant at "
-             "2048x2048x2816x32: 3); a run's ratio is that of the medians; judged on the median over the runs."]
+             f"2048x2048x2816x32: 3; both in at most {SLOW_RUNS} runs); a run's ratio is that of the medians; judged on the median over the runs."]
     if args.quick:
         notes.append("--quick: the 16M reference.py bar and the 2048x2048x2816x32 svd_quant bar are not measured.")
     return notes
