@@ -140,8 +140,11 @@ METHOD = (
     "conversion, and their cost varies with the kernel's memory state, so the bench reports the `out=` "
     "figures beside the fresh ones, and hifloat8_cast's table of page faults per call shows the difference: "
     "our fresh outputs are advised as transparent huge pages (2 MiB faults, plus 4 KiB ones at the unaligned "
-    "ends), torch's are not (a 4 KiB fault per page). The machine line gives the kernel's THP mode, which "
-    "decides whether that advice is taken.",
+    "ends), torch's are not (a 4 KiB fault per page). Whether a fresh output faults at all depends on its "
+    "size: glibc's malloc keeps freed blocks below its dynamic mmap threshold (at most 32 MiB on 64-bit) for "
+    "reuse, but maps every larger block anew, so at 16M elements a 16 MiB HiF8/fp8 output is reused warm "
+    "while a 32 MiB bf16 output faults on every call, ours and torch's alike. The machine line gives the "
+    "kernel's THP mode, which decides whether our advice is taken.",
     "  - *Threads.* A 2-thread call lasts as long as its later thread. Our memory-bound calls last a few ms, "
     "torch's casts tens of ms, so a thread that wakes late or is descheduled (any other load on 2 CPUs) "
     "stretches ours by a much larger fraction: under load the min-max spread of a 2-thread ratio widens "
@@ -268,8 +271,11 @@ def summary_block(document):
              "the median over the runs, (min-max) beside it. "
              f"Measured {document['date']} on {cpu}"
              + (f", 1-minute load {min(loads):g}-{max(loads):g}" if loads else "")
-             + "; every figure and its method: [docs/performance.md](docs/performance.md).",
-             "", SUMMARY_END]
+             + "; every figure and its method: [docs/performance.md](docs/performance.md)."]
+    nprocs = [p["payload"]["machine"].get("nproc") for p in document["packages"] if p["payload"]]
+    if loads and nprocs and bu.busy_warning(max(loads), max(n or 0 for n in nprocs)):
+        lines += ["", "**Measured on a busy machine: regenerate on a quiet one before quoting these figures.**"]
+    lines += ["", SUMMARY_END]
     return "\n".join(lines)
 
 
