@@ -97,6 +97,168 @@ class MarkdownReportTest(unittest.TestCase):
         self.assertEqual(units, {"quantize, bfloat16": "elements", "all sizes": "tokens"})
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def bar_payload(package, records):
+    return {"machine": FACTS, "tables": [], "notes": [], "bars": records}
+
+
+def record(package, label, threads, ratios, headline=None, kind="faster", target=2.0):
+    from amct_ops import _benchutil
+
+    bar = _benchutil.Bar(label, "ours", "base", kind, target, f"baseline of {label}", headline=headline)
+    return _benchutil.bar_record(package, bar, threads, ratios)
+
+
+class BarTest(unittest.TestCase):
+
+    def test_a_bar_is_judged_on_the_median_of_its_runs(self):
+        r = record("p", "encode", 2, [1.0, 3.0, 2.5, 1.5, 2.2])
+        self.assertEqual((r["min"], r["median"], r["max"]), (1.0, 2.2, 3.0))
+        self.assertTrue(r["met"])
+        self.assertFalse(record("p", "encode", 2, [2.5, 1.9, 1.0])["met"])
+        within = record("p", "out=", 2, [2.9, 3.2, 3.1], kind="within", target=3.0)
+        self.assertFalse(within["met"])  # median 3.1 > 3
+        self.assertTrue(record("p", "out=", 2, [2.9, 3.2, 2.0], kind="within", target=3.0)["met"])
+
+    def test_bar_ratio_is_baseline_over_ours_or_ours_over_baseline(self):
+        from amct_ops import _benchutil
+
+        times = {"ours": 2.0, "base": 8.0}
+        self.assertEqual(_benchutil.Bar("a", "ours", "base", "faster", 1, "b").ratio(times), 4.0)
+        self.assertEqual(_benchutil.Bar("a", "ours", "base", "within", 1, "b").ratio(times), 0.25)
+        with self.assertRaises(ValueError):
+            _benchutil.Bar("a", "ours", "base", "sideways", 1, "b")
+
+    def test_measure_bars_gives_one_ratio_per_run(self):
+        from amct_ops import _benchutil
+
+        calls = {"ours": 0, "base": 0}
+
+        def count(name):
+            def fn():
+                calls[name] += 1
+            return fn
+
+        bar = _benchutil.Bar("a", "ours", "base", "faster", 1, "b")
+        ratios = _benchutil.measure_bars([({"ours": count("ours"), "base": count("base")}, (bar,))], runs=4,
+                                         repeat=2, warmup=1, min_sample_s=0.0)
+        self.assertEqual(len(ratios["a"]), 4)
+        self.assertTrue(all(r > 0 for r in ratios["a"]))
+        # per run: 1 warm-up + 2 samples of one call each (no calibration call with min_sample_s 0)
+        self.assertEqual(calls, {"ours": 12, "base": 12})
+
+    def test_a_group_can_cap_its_runs(self):
+        from amct_ops import _benchutil
+
+        bar = _benchutil.Bar("slow", "ours", "base", "faster", 1, "b")
+        fast = _benchutil.Bar("fast", "ours", "base", "faster", 1, "b")
+        fns = {"ours": lambda: None, "base": lambda: None}
+        ratios = _benchutil.measure_bars([(fns, (fast,)), (fns, (bar,), {"runs": 2, "repeat": 1})], runs=5,
+                                         repeat=2, warmup=0, min_sample_s=0.0)
+        self.assertEqual((len(ratios["fast"]), len(ratios["slow"])), (5, 2))
+
+    def test_bar_table_has_min_median_max_per_thread_count(self):
+        from amct_ops import _benchutil
+
+        records = [record("p", "encode", 2, [1.0, 3.0, 2.0]), record("p", "encode", 1, [4.0, 5.0, 6.0])]
+        table = _benchutil.bar_table(records, "bars")
+        self.assertEqual(table["columns"][2], "2 thread(s): min / median / max over 3 runs")
+        self.assertEqual(table["rows"], [["encode", ">= 2x", "1.00x / 2.00x / 3.00x", "met",
+                                          "4.00x / 5.00x / 6.00x", "met"]])
+
+
+class SummaryTest(unittest.TestCase):
+
+    def document(self):
+        runs = [("p1", "first", bar_payload("p1", [
+                    record("p1", "encode 16M", 2, [1.5, 2.5, 2.25], headline="encode_op"),
+                    record("p1", "encode 16M", 1, [3.0, 3.5, 4.0], headline="encode_op"),
+                    record("p1", "not a headline", 2, [9.0])]), ""),
+                ("p2", "second", None, "the benchmark exited with 2")]
+        now = datetime.datetime(2026, 12, 1, 12, 30, tzinfo=datetime.timezone.utc)
+        return _benchplot.results_document("python -m amct_ops bench --all --markdown", runs, now, 123.0)
+
+    def test_summary_has_one_row_per_headline_bar_with_both_thread_counts_and_the_baseline(self):
+        block = _benchplot.summary_block(self.document())
+        self.assertTrue(block.startswith(_benchplot.SUMMARY_BEGIN))
+        self.assertTrue(block.endswith(_benchplot.SUMMARY_END))
+        self.assertIn("| `encode_op` | encode 16M | >= 2x | **2.25x** (1.50-2.50) | **3.50x** (3.00-4.00) | "
+                      "baseline of encode 16M |", block)
+        self.assertIn("2 thread(s)", block)
+        self.assertNotIn("not a headline", block)
+        self.assertIn("Measured 2026-12-01 12:30 UTC on Test CPU", block)
+        self.assertNotIn("busy machine", block)
+
+    def test_summary_warns_when_the_machine_was_busy(self):
+        doc = self.document()
+        doc["packages"][0]["payload"]["machine"] = dict(FACTS, load_average_before=5.0)
+        self.assertIn("**Measured on a busy machine", _benchplot.summary_block(doc))
+
+    def test_summary_replaces_only_the_marked_block(self):
+        block = _benchplot.summary_block(self.document())
+        readme = f"# Title\n\nbefore\n\n{_benchplot.SUMMARY_BEGIN}\nold table\n{_benchplot.SUMMARY_END}\n\nafter\n"
+        text = _benchplot.replace_summary_block(readme, block)
+        self.assertEqual(text, f"# Title\n\nbefore\n\n{block}\n\nafter\n")
+        self.assertEqual(_benchplot.summary_block_of(text), block)
+        with self.assertRaises(ValueError):
+            _benchplot.replace_summary_block("# no markers\n", block)
+
+    def test_render_report_from_the_document_keeps_date_duration_and_missing_reasons(self):
+        text = _benchplot.render_report(self.document())
+        self.assertIn("Date: 2026-12-01 12:30 UTC; the run took 2.0 min of wall time.", text)
+        self.assertIn("## Method", text)
+        self.assertIn("Not measured: the benchmark exited with 2", text)
+
+    def test_render_command_writes_the_page_and_the_readme_summary(self):
+        import json
+
+        doc = self.document()
+        with tempfile.TemporaryDirectory() as tmp:
+            results, page, readme = (os.path.join(tmp, n) for n in ("perf.json", "perf.md", "README.md"))
+            with open(results, "w", encoding="utf-8") as fh:
+                json.dump(doc, fh)
+            with open(readme, "w", encoding="utf-8") as fh:
+                fh.write(f"top\n{_benchplot.SUMMARY_BEGIN}\n{_benchplot.SUMMARY_END}\nbottom\n")
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = _cli.main(["bench", "--all", "--render", results, "--output", page, "--readme", readme])
+            self.assertEqual(rc, 0, err.getvalue())
+            with open(page, encoding="utf-8") as fh:
+                self.assertEqual(fh.read(), _benchplot.render_report(doc))
+            with open(readme, encoding="utf-8") as fh:
+                self.assertEqual(fh.read(), f"top\n{_benchplot.summary_block(doc)}\nbottom\n")
+
+
+class CommittedPerformancePageTest(unittest.TestCase):
+    """docs/performance.md and README.md's summary are what the generator renders from the
+    committed docs/performance.json (no benchmark runs here)."""
+
+    def setUp(self):
+        import json
+
+        path = os.path.join(REPO, "docs", "performance.json")
+        self.assertTrue(os.path.exists(path), "docs/performance.json (written beside docs/performance.md by "
+                                              "bench --all --markdown --output docs/performance.md) is missing")
+        with open(path, encoding="utf-8") as fh:
+            self.document = json.load(fh)
+
+    def test_the_page_is_rendered_from_the_results(self):
+        with open(os.path.join(REPO, "docs", "performance.md"), encoding="utf-8") as fh:
+            self.assertEqual(fh.read(), _benchplot.render_report(self.document))
+
+    def test_the_readme_summary_is_rendered_from_the_results(self):
+        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as fh:
+            readme = fh.read()
+        self.assertEqual(_benchplot.summary_block_of(readme), _benchplot.summary_block(self.document))
+
+    def test_the_results_carry_a_headline_bar_per_benchmarked_package(self):
+        for p in self.document["packages"]:
+            if p["payload"] is not None:
+                self.assertTrue(any(r.get("headline") for r in p["payload"]["bars"]), p["package"])
+
+
 BENCH = ["bench", "hifloat8_cast", "--quick", "--sizes", "1024", "4096", "--dtypes", "bf16",
          "--repeat", "1", "--warmup", "0"]
 

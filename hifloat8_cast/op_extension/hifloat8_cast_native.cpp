@@ -1,9 +1,9 @@
 // The native CPU implementation of the hifloat8_cast ops (the kernels are hifloat8_cast_cpu.cpp):
-// validation as the other backends, one output pass split into large contiguous chunks with
-// at::parallel_for, and the out= variants.
+// validation as the other backends, one output pass in contiguous chunks that the intra-op
+// threads take as they become free (amct_parallel.h), and the out= variants.
 #include <ATen/MemoryOverlap.h>
-#include <ATen/Parallel.h>
 
+#include "amct_parallel.h"
 #include "hifloat8_cast_cpu.h"
 #include "hifloat8_cast_host.h"
 
@@ -13,8 +13,10 @@ namespace {
 
 using native::Dtype;
 
-// Below this many elements a call runs on the calling thread: waking the pool costs more.
-constexpr int64_t kGrain = 1 << 16;
+// Chunks of 64K..1M elements (a call below 64K runs on the calling thread: waking the pool costs
+// more), 16 per call in between; a multiple of 4096 elements, so that neighbouring chunks share at
+// most one 4 KiB page of output (none when the output is page-aligned), whatever its dtype.
+constexpr int64_t kMinChunk = 1 << 16, kMaxChunk = 1 << 20, kChunkAlign = 4096;
 
 Dtype dtypeOf(at::ScalarType type) {
   return type == at::kHalf ? Dtype::kFp16 : (type == at::kBFloat16 ? Dtype::kBf16 : Dtype::kFp32);
@@ -29,7 +31,7 @@ void convertChunks(const at::Tensor& input, at::Tensor& out, const Convert& conv
   const auto* s = static_cast<const uint8_t*>(src.data_ptr());
   auto* d = static_cast<uint8_t*>(out.data_ptr());
   const int64_t inBytes = src.element_size(), outBytes = out.element_size();
-  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
+  parallelChunks(n, chunkElements(n, kMinChunk, kMaxChunk, kChunkAlign), [&](int64_t begin, int64_t end) {
     convert(s + begin * inBytes, d + begin * outBytes, end - begin);
   });
 }

@@ -34,6 +34,8 @@
 #include <initializer_list>
 #include <limits>
 
+#include "amct_parallel.h"
+
 namespace amct {
 namespace mxfp4 {
 namespace CPU_CAPABILITY {
@@ -52,6 +54,8 @@ constexpr int kPairs = kBlock / 2;         // pairs of elements (= code bytes) p
 constexpr int kChunks = kPairs / kLanes;   // vectors of pairs per block
 static_assert(kChunks >= 1 && kPairs % kLanes == 0, "a block must be a whole number of vectors");
 constexpr int64_t kGrainBlocks = 4096;     // 128K elements per task at least
+constexpr int64_t kMaxChunkBlocks = 32768; // 1M elements per chunk at most
+constexpr int64_t kChunkAlignBlocks = 128; // chunks of whole 4 KiB pages of codes (16 B per block)
 
 constexpr int32_t kExponentMask = 0x7F800000;
 constexpr int32_t kMagnitudeMask = 0x7FFFFFFF;
@@ -205,10 +209,13 @@ inline uint8_t quantizeBlock(const T* x, uint8_t* codes) {
 }
 
 // Calls body(block, row, column) for every flat block of the layout, row-major, and pad(row)
-// after the last block of every row; contiguous runs of blocks per thread.
+// after the last block of every row; contiguous runs of blocks, taken by the threads as they
+// become free (amct_parallel.h: a late thread does not hold up the call by a fixed share).
 template <typename Body, typename Pad>
 inline void forEachBlock(const BlockRows& layout, Body body, Pad pad) {
-  at::parallel_for(0, layout.rows * layout.blocksPerRow, kGrainBlocks, [&](int64_t begin, int64_t end) {
+  const int64_t blocks = layout.rows * layout.blocksPerRow;
+  parallelChunks(blocks, chunkElements(blocks, kGrainBlocks, kMaxChunkBlocks, kChunkAlignBlocks), [&](int64_t begin,
+                                                                                                    int64_t end) {
     int64_t row = begin / layout.blocksPerRow;
     int64_t col = begin % layout.blocksPerRow;
     for (int64_t b = begin; b < end; ++b) {

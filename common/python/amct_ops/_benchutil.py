@@ -4,11 +4,16 @@ Benchmarks are scripts, run by ``python -m amct_ops bench <pkg>``; they are neve
 test suite. What this module gives them:
 
 * :class:`Timer` -- a ``time.perf_counter`` stopwatch (context manager);
-* :func:`measure` / :func:`measure_many` -- warm-up, then repeated samples; a sample runs the
-  callable enough times to last at least ``min_sample_s`` (so microsecond calls are not lost in
-  timer noise) and records the time per call. :func:`measure_many` interleaves the callables
+* :func:`measure` / :func:`measure_many` -- warm-up, then repeated samples; a sample is one
+  ``timeit`` of the callable (garbage collection off), run enough times to last at least
+  ``min_sample_s`` (so microsecond calls are not lost in timer noise), and records the time
+  per call. :func:`measure_many` interleaves the callables
   round-robin, so that the ratios between them come from the same stretch of machine time;
 * :class:`Stats` -- median / min / mean of the per-call samples;
+* :class:`Bar` and :func:`measure_bars` -- a bar (a target ratio of one callable's time to a
+  baseline's) measured in ``runs`` back-to-back runs, each its own :func:`measure_many`; the
+  per-run ratios are reported as min / median / max and the bar is judged on the median
+  (:func:`bar_record`, :func:`bar_table`);
 * throughput helpers (Melem/s, GB/s with 1 GB = 1e9 bytes) and formatting;
 * size and dtype parsing for ``--sizes 1K,64K,16M`` and ``--dtypes fp16,bf16``;
 * :func:`machine_facts` -- CPU model, nproc, torch threads, versions (no host name);
@@ -20,10 +25,14 @@ import platform
 import re
 import statistics
 import time
+import timeit
 
 __all__ = [
+    "Bar",
     "Stats",
     "Timer",
+    "bar_record",
+    "bar_table",
     "busy_warning",
     "format_bytes",
     "format_count",
@@ -33,6 +42,7 @@ __all__ = [
     "machine_facts",
     "markdown_table",
     "measure",
+    "measure_bars",
     "measure_many",
     "parse_dtypes",
     "parse_sizes",
@@ -103,20 +113,34 @@ class Stats:
         return f"Stats(median={self.median * 1e3:.4f} ms, min={self.min * 1e3:.4f} ms, n={len(self.samples)})"
 
 
-def _sample(fn, inner, sync):
+def _benchmark_timer(fn, sync):
+    """A ``timeit.Timer`` of ``fn()`` (garbage collection off while it runs); with ``sync``, the
+    clock waits for the device before each reading.
+
+    Not ``torch.utils.benchmark.Timer``: its ``timeit(n)`` first makes max(n // 100, 2) untimed
+    calls, which triples the cost of every sample of a call lasting seconds (reference.py at
+    16M, svd_quant at its bar shape); the warm-up here is ``measure_many``'s, once per
+    measurement. The torch thread count is the caller's, as set by the benchmark.
+    """
+    clock = time.perf_counter
     if sync is not None:
-        sync()
-    t0 = time.perf_counter()
-    for _ in range(inner):
-        fn()
-    if sync is not None:
-        sync()
-    return (time.perf_counter() - t0) / inner
+        def clock():
+            sync()
+            return time.perf_counter()
+    return timeit.Timer(stmt=fn, timer=clock)
 
 
-def _calibrate(fn, min_sample_s, sync, max_inner):
-    """Calls per sample so that one sample lasts at least ``min_sample_s``."""
-    once = _sample(fn, 1, sync)
+def _sample(timer, inner):
+    """Seconds per call of one sample of ``inner`` back-to-back calls."""
+    return timer.timeit(inner) / inner
+
+
+def _calibrate(timer, min_sample_s, max_inner):
+    """Calls per sample so that one sample lasts at least ``min_sample_s`` (0: one call, no
+    calibration call)."""
+    if min_sample_s <= 0:
+        return 1
+    once = _sample(timer, 1)
     if once >= min_sample_s:
         return 1
     inner = int(math.ceil(min_sample_s / max(once, 1e-9)))
@@ -140,12 +164,95 @@ def measure_many(fns, repeat=10, warmup=2, min_sample_s=0.002, sync=None, max_in
             fn()
     if sync is not None:
         sync()
-    inner = {name: _calibrate(fn, min_sample_s, sync, max_inner) for name, fn in fns.items()}
+    timers = {name: _benchmark_timer(fn, sync) for name, fn in fns.items()}
+    inner = {name: _calibrate(timer, min_sample_s, max_inner) for name, timer in timers.items()}
     samples = {name: [] for name in fns}
     for _ in range(repeat):
-        for name, fn in fns.items():
-            samples[name].append(_sample(fn, inner[name], sync))
+        for name, timer in timers.items():
+            samples[name].append(_sample(timer, inner[name]))
     return {name: Stats(samples[name], inner[name]) for name in fns}
+
+
+class Bar:
+    """A target of one callable against a baseline callable, both measured in the same run.
+
+    ``kind`` "faster": the bar holds when baseline time / ours >= ``target``; "within": when
+    ours / baseline time <= ``target``. ``baseline`` names the baseline for readers (e.g.
+    "torch y8.to(torch.bfloat16)"); ``headline``, an operator name, makes the bar that
+    operator's figure in the README's summary table.
+    """
+
+    def __init__(self, label, ours, base, kind, target, baseline, headline=None):
+        if kind not in ("faster", "within"):
+            raise ValueError(f"bar kind must be 'faster' or 'within', got {kind!r}")
+        self.label, self.ours, self.base, self.kind = label, ours, base, kind
+        self.target, self.baseline, self.headline = float(target), baseline, headline
+
+    def ratio(self, times):
+        """The bar's ratio from ``{callable name: seconds}``."""
+        ours, base = times[self.ours], times[self.base]
+        return base / ours if self.kind == "faster" else ours / base
+
+    def met(self, ratio):
+        return ratio >= self.target if self.kind == "faster" else ratio <= self.target
+
+    def describe(self):
+        return (">= " if self.kind == "faster" else "<= ") + f"{self.target:g}x"
+
+
+def measure_bars(groups, runs, repeat=10, warmup=2, min_sample_s=0.002, sync=None):
+    """Per-run ratios of every bar: ``{label: [ratio of run 1, ...]}``.
+
+    ``groups``: ``[(fns, bars), ...]`` or ``[(fns, bars, options), ...]`` where ``fns``
+    (``{name: callable}``) holds the callables of ``bars`` (same inputs) and ``options``
+    overrides ``repeat`` / ``warmup`` / ``min_sample_s`` for that group, and ``runs`` caps its
+    runs (e.g. fewer runs and samples of a call lasting seconds). Each run measures every group
+    in turn with :func:`measure_many` (its samples interleaved) and takes each bar's ratio of the
+    medians, so the spread over the runs is the run-to-run noise of the same measurement.
+    """
+    ratios = {bar.label: [] for fns, bars, *_ in groups for bar in bars}
+    defaults = {"repeat": repeat, "warmup": warmup, "min_sample_s": min_sample_s}
+    for run in range(max(1, int(runs))):
+        for fns, bars, *options in groups:
+            opts = dict(defaults, **(options[0] if options else {}))
+            if run >= opts.pop("runs", runs):
+                continue
+            stats = measure_many(fns, sync=sync, **opts)
+            times = {name: st.median for name, st in stats.items()}
+            for bar in bars:
+                ratios[bar.label].append(bar.ratio(times))
+    return ratios
+
+
+def bar_record(package, bar, threads, ratios):
+    """One measured bar as a JSON-serialisable dict (min / median / max over the runs)."""
+    ordered = sorted(ratios)
+    median = statistics.median(ordered)
+    return {"package": package, "label": bar.label, "kind": bar.kind, "target": bar.target,
+            "baseline": bar.baseline, "headline": bar.headline, "threads": threads,
+            "ratios": list(ratios), "min": ordered[0], "median": median, "max": ordered[-1],
+            "met": bar.met(median)}
+
+
+def bar_table(records, title):
+    """A table of bar records: one row per bar, min / median / max and the verdict per thread count."""
+    threads = sorted({r["threads"] for r in records}, reverse=True)
+    by = {(r["label"], r["threads"]): r for r in records}
+    labels = list(dict.fromkeys(r["label"] for r in records))
+    runs = max((len(r["ratios"]) for r in records), default=0)
+    rows = []
+    for label in labels:
+        first = next(r for r in records if r["label"] == label)
+        row = [label, (">= " if first["kind"] == "faster" else "<= ") + f"{first['target']:g}x"]
+        for n in threads:
+            r = by.get((label, n))
+            row += ([f"{r['min']:.2f}x / {r['median']:.2f}x / {r['max']:.2f}x", "met" if r["met"] else "NOT met"]
+                    if r else ["n/a", "n/a"])
+        rows.append(row)
+    columns = ["bar", "target"]
+    for n in threads:
+        columns += [f"{n} thread(s): min / median / max over {runs} runs", "median"]
+    return {"title": title, "columns": columns, "rows": rows}
 
 
 def throughput(elements, nbytes, seconds):
@@ -305,6 +412,39 @@ def busy_warning(load, nproc):
             f"{nproc} CPUs); work competing with torch's worker threads makes the numbers noisy.")
 
 
+def load_averages():
+    """The 1-, 5- and 15-minute load averages (what ``uptime`` prints), or None."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def _sysfs_choice(path):
+    """The bracketed choice of a sysfs setting such as ``always [madvise] never``, or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r"\[(\w[\w+]*)\]", text)
+    return m.group(1) if m else text.strip() or None
+
+
+def huge_page_facts():
+    """Transparent huge pages: the ``enabled`` and ``defrag`` modes (Linux), else None.
+
+    They decide how much a large fresh output costs: with "madvise", only memory advised
+    MADV_HUGEPAGE (our fresh outputs of >= 8 MiB) is faulted in 2 MiB pages; the rest, torch's
+    outputs included, in 4 KiB pages.
+    """
+    base = "/sys/kernel/mm/transparent_hugepage/"
+    enabled = _sysfs_choice(base + "enabled")
+    if enabled is None:
+        return None
+    return {"enabled": enabled, "defrag": _sysfs_choice(base + "defrag")}
+
+
 def machine_facts():
     """Facts about this machine that explain the numbers (no host name)."""
     import torch
@@ -323,6 +463,8 @@ def machine_facts():
         "python": platform.python_version(),
         "torch": torch.__version__,
         "load_average": load_average(),
+        "load_averages": load_averages(),
+        "transparent_hugepages": huge_page_facts(),
     }
 
 

@@ -25,9 +25,11 @@ Commands
 ``bench [<pkg> [options]]``
     Without ``<pkg>``: lists the packages that have a benchmark. With it: runs
     ``amct_ops.<pkg>.bench`` and prints markdown tables plus the machine facts (``--json`` for
-    a JSON object). Common options: ``--repeat N``, ``--warmup N``, ``--quick``, ``--stat``,
-    ``--threads N``, ``--device``, ``--json``; the package adds its own (e.g. ``--sizes``,
-    ``--dtypes``).
+    a JSON object). Common options: ``--repeat N`` (timed samples per measurement),
+    ``--runs N`` (back-to-back runs of every bar measurement: each bar's ratio is reported as
+    min / median / max over the runs and judged on the median), ``--warmup N``, ``--quick``,
+    ``--stat``, ``--threads N``, ``--device``, ``--json``; the package adds its own (e.g.
+    ``--sizes``, ``--dtypes``).
     ``--plot out.png`` also draws throughput against size, each operator beside its baselines
     (needs matplotlib: ``pip install amct_ops[plot]``).
     ``--npu-estimate [--soc ascend910b|ascend950] [--sample-blocks K]`` times
@@ -35,12 +37,16 @@ Commands
     the cost model's estimate per kernel launch (slowest core, bound pipe, each pipe's busy share).
     Benchmarks are scripts: they never run inside the test suite.
 
-``bench --all [--markdown] [--output FILE] [--plot-dir DIR] [common options]``
+``bench --all [--markdown] [--output FILE] [--plot-dir DIR] [--readme README] [common options]``
     Runs every package's benchmark in turn (the common options, e.g. ``--quick`` or
     ``--repeat``, are given to each) and prints their tables; with ``--markdown`` one document
-    with the date, the command, the machine and every table, which is ``docs/performance.md``
-    (``python -m amct_ops bench --all --markdown --output docs/performance.md``); ``--plot-dir``
+    with the date, the command, the machine, the method and every table, which is
+    ``docs/performance.md``; with ``--output X.md`` it also writes the results document
+    ``X.json`` the page is rendered from; ``--readme README.md`` rewrites the README's summary
+    table (the block between its two marker comments) from the same results; ``--plot-dir``
     also draws every package's ``--plot`` figure from the same run.
+    ``bench --all --render X.json [--output X.md] [--readme README.md]`` measures nothing and
+    renders both texts from a results document again.
 
 torch_npu is never imported when this module is imported; it is imported only when an NPU
 device is requested (``--device npu``), or by ``info`` to say whether the NPU backend works.
@@ -86,7 +92,8 @@ Every name in ``amct_ops.OPERATOR_PACKAGES`` is a sub-package ``amct_ops.<pkg>``
 
         {"tables": [{"title": str, "columns": [str, ...], "rows": [[cell, ...], ...]}, ...],
          "notes": [str, ...],          # optional lines printed after the tables
-         "results": [dict, ...]}       # optional raw measurements, for --json
+         "results": [dict, ...],       # optional raw measurements, for --json
+         "bars": [dict, ...]}          # optional: _benchutil.bar_record of every bar measured
 
     Cells are numbers or strings; floats are formatted by the framework. Timing helpers are in
     ``amct_ops._benchutil``. Optional ``npu_estimate(args) -> dict`` (same shape as ``run``'s) serves
@@ -101,6 +108,7 @@ import os
 import platform
 import re
 import sys
+import time
 import traceback
 
 __all__ = [
@@ -116,6 +124,10 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_UNAVAILABLE = 2
+
+# Default runs of each bar measurement (``bench --runs``).
+BENCH_RUNS = 5
+BENCH_QUICK_RUNS = 3
 
 
 class DeviceUnavailable(Exception):
@@ -696,6 +708,10 @@ def _bench_parser(pkg, mod):
                    help="timed samples per measurement (default 10; 3 with --quick)")
     p.add_argument("--warmup", type=int, default=None,
                    help="discarded calls before timing (default 2; 1 with --quick)")
+    p.add_argument("--runs", type=int, default=None,
+                   help="back-to-back runs of every bar measurement, reported as min / median / max of the "
+                        f"per-run ratios, the bar judged on the median (default {BENCH_RUNS}; "
+                        f"{BENCH_QUICK_RUNS} with --quick)")
     p.add_argument("--quick", action="store_true", help="a short run: fewer sizes and samples")
     p.add_argument("--stat", choices=("median", "min"), default="median",
                    help="per-call time reported (default median; min is steadier on a busy machine)")
@@ -748,8 +764,10 @@ def cmd_bench(args):
         bargs.repeat = 3 if bargs.quick else 10
     if bargs.warmup is None:
         bargs.warmup = 1 if bargs.quick else 2
-    if bargs.repeat < 1 or bargs.warmup < 0:
-        parser.error("--repeat must be >= 1 and --warmup >= 0")
+    if bargs.runs is None:
+        bargs.runs = BENCH_QUICK_RUNS if bargs.quick else BENCH_RUNS
+    if bargs.repeat < 1 or bargs.warmup < 0 or bargs.runs < 1:
+        parser.error("--repeat and --runs must be >= 1 and --warmup >= 0")
     import torch
 
     if bargs.threads is not None:
@@ -764,15 +782,18 @@ def cmd_bench(args):
     bargs.sync = _device_sync(bargs.device)
     if bargs.plot and not _plotting_available():
         return EXIT_UNAVAILABLE
-    load_before = _benchutil.load_average()
+    load_before, loads_before = _benchutil.load_average(), _benchutil.load_averages()
     if bargs.npu_estimate:
         return _bench_npu_estimate(args.op, mod, bargs)
+    started = time.perf_counter()
     try:
         out = mod.run(bargs) or {}
     except BenchUnavailable as exc:
         return _report_unavailable("bench", requested, str(exc), bargs.json)
     facts = _benchutil.machine_facts()
     facts["load_average_before"] = load_before
+    facts["load_averages_before"] = loads_before
+    facts["duration_s"] = round(time.perf_counter() - started, 1)
     facts["amct_ops"] = _version()
     info = _build_info()
     facts["backend"] = info.get("backend")
@@ -787,7 +808,8 @@ def cmd_bench(args):
         print(f"amct_ops bench: wrote {bargs.plot}", file=sys.stderr)
     if bargs.json:
         print(json.dumps({"bench": args.op, "machine": facts, "tables": out.get("tables", []),
-                          "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
+                          "notes": out.get("notes", []), "results": out.get("results", []),
+                          "bars": out.get("bars", [])}, indent=1))
         return EXIT_OK
     sim = facts.get("sim_platform")
     print(f"# amct_ops {facts['amct_ops']} bench {args.op}")
@@ -867,17 +889,66 @@ def _bench_payload(pkg, rest):
     return code, (json.loads(buf.getvalue()) if code == EXIT_OK else None)
 
 
+def results_path(output):
+    """Where ``bench --all --output X.md`` writes its results document: ``X.json``."""
+    root, _ext = os.path.splitext(output)
+    return root + ".json"
+
+
+def _write_text(path, text):
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    print(f"amct_ops bench --all: wrote {path}", file=sys.stderr)
+
+
+def _write_readme_summary(path, document):
+    from amct_ops import _benchplot
+
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        text = _benchplot.replace_summary_block(text, _benchplot.summary_block(document))
+    except ValueError as exc:
+        print(f"amct_ops bench: error: {path}: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    _write_text(path, text)
+    return EXIT_OK
+
+
+def cmd_bench_render(args):
+    """``bench --render RESULTS.json``: the page (and ``--readme``'s summary) from a results
+    document, without measuring anything."""
+    from amct_ops import _benchplot
+
+    with open(args.render, encoding="utf-8") as fh:
+        document = json.load(fh)
+    text = _benchplot.render_report(document)
+    if args.output:
+        _write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return _write_readme_summary(args.readme, document) if args.readme else EXIT_OK
+
+
 def cmd_bench_all(args):
     """``bench --all``: every package's benchmark, printed one after the other or as one
-    markdown document (``--markdown``), to stdout or ``--output``."""
+    markdown document (``--markdown``), to stdout or ``--output``; with ``--markdown --output
+    X.md`` also the results document ``X.json`` it is rendered from, and with ``--readme FILE``
+    the summary table in FILE, rendered from the same results."""
     from amct_ops import _benchplot, _benchutil
 
+    if getattr(args, "render", None):
+        return cmd_bench_render(args)
     if args.plot_dir and not _plotting_available():
         return EXIT_UNAVAILABLE
     if "--json" in args.rest or "--plot" in args.rest:
         print("amct_ops bench: error: --all takes the common options but not --json or --plot",
               file=sys.stderr)
         return EXIT_FAIL
+    if args.readme and not args.markdown:
+        print("amct_ops bench: error: --readme needs --markdown", file=sys.stderr)
+        return EXIT_FAIL
+    started = time.perf_counter()
     runs, worst = [], EXIT_OK
     for pkg, (mod, text) in _bench_modules().items():
         if mod is None:
@@ -892,11 +963,18 @@ def cmd_bench_all(args):
             _benchplot.plot_results(pkg, payload.get("results", []), path, payload.get("machine"))
             print(f"amct_ops bench --all: wrote {path}", file=sys.stderr)
         runs.append((pkg, text, payload, f"the benchmark exited with {code}"))
+    duration = round(time.perf_counter() - started, 1)
     command = " ".join(["python -m amct_ops bench --all"] + (["--markdown"] if args.markdown else [])
                        + list(args.rest) + (["--output", args.output] if args.output else [])
-                       + (["--plot-dir", args.plot_dir] if args.plot_dir else []))
+                       + (["--plot-dir", args.plot_dir] if args.plot_dir else [])
+                       + (["--readme", args.readme] if args.readme else []))
     if args.markdown:
-        text = _benchplot.markdown_report(command, runs)
+        document = _benchplot.results_document(command, runs, duration_s=duration)
+        text = _benchplot.render_report(document)
+        if args.output:
+            _write_text(results_path(args.output), json.dumps(document, indent=1) + "\n")
+        if args.readme:
+            worst = max(worst, _write_readme_summary(args.readme, document))
     else:
         chunks = []
         for pkg, _, payload, reason in runs:
@@ -911,9 +989,7 @@ def cmd_bench_all(args):
             chunks.append("\n".join(payload.get("notes", [])) + "\n")
         text = "\n".join(chunks)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        print(f"amct_ops bench --all: wrote {args.output}", file=sys.stderr)
+        _write_text(args.output, text)
     else:
         sys.stdout.write(text)
     return worst
@@ -931,6 +1007,8 @@ def _bench_all_args(argv):
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--output", default=None)
     p.add_argument("--plot-dir", default=None)
+    p.add_argument("--readme", default=None)
+    p.add_argument("--render", default=None)
     args, rest = p.parse_known_args(argv)
     args.op, args.rest = None, rest
     return args
@@ -961,6 +1039,11 @@ def _parser():
     pb.add_argument("--output", metavar="FILE", default=None, help="with --all: write to FILE")
     pb.add_argument("--plot-dir", metavar="DIR", default=None,
                     help="with --all: also write DIR/bench_<pkg>.png for every package (needs matplotlib)")
+    pb.add_argument("--readme", metavar="FILE", default=None,
+                    help="with --all --markdown: also rewrite FILE's performance summary block from the same results")
+    pb.add_argument("--render", metavar="RESULTS_JSON", default=None,
+                    help="with --all: measure nothing; render the page (--output) and the --readme summary "
+                         "from a results document written by an earlier --all --markdown --output run")
     pb.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
 

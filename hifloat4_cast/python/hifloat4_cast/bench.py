@@ -15,9 +15,9 @@ OpenMP threads, so its time moves a lot with the load of the machine; the notes 
 average.
 
 Then the bars of issue 12 (4M bfloat16 elements, rows of 1024; 1K elements for latency), each
-measured in ``--bar-runs`` back-to-back runs of interleaved samples, reported as min / median /
-max over the runs of the per-run ratio (the bar holds for the median), with torch's default
-threads and with 1 thread:
+measured in ``--bar-runs`` (default: the common ``--runs``) back-to-back runs of interleaved
+samples, reported as min / median / max over the runs of the per-run ratio (the bar holds for
+the median), with torch's default threads and with 1 thread:
 
 * fake-quant >= 20x reference.py, and at most 3x the time of ``x.clone()`` (same bytes written
   to a fresh tensor);
@@ -32,8 +32,6 @@ gives the bars alone quickly.
 
 This is a script, not a test: nothing here runs in the test suite.
 """
-import statistics
-
 import torch
 
 from amct_ops import _benchutil as bu
@@ -47,17 +45,20 @@ QUICK_SIZES = "64K,1M"
 BAR_SIZE = 4 << 20
 BAR_RUNS = 5
 SMALL = 1024
-# (label, ours, baseline, kind, bar): "faster" bars need baseline / ours >= bar, "within" bars
-# ours / baseline <= bar.
+# "faster" bars need baseline / ours >= target, "within" bars ours / baseline <= target.
+REF = "reference.py (pure PyTorch)"
+CAST_1K = "torch x.to(torch.float8_e4m3fn), 1K bf16"
 BARS = (
-    ("fake-quant vs reference.py", "fake_quant", "ref_fake_quant", "faster", 20.0),
-    ("pack vs reference.py", "pack", "ref_pack", "faster", 20.0),
-    ("unpack vs reference.py", "unpack", "ref_unpack", "faster", 20.0),
-    ("fake-quant vs x.clone()", "fake_quant", "clone", "within", 3.0),
-    ("fake-quant(x, out=buf) vs buf.copy_(x)", "fake_quant_out", "copy", "within", 3.0),
-    ("1K fake-quant vs 1K x.to(float8_e4m3fn)", "small_fake_quant", "small_cast", "within", 1.5),
-    ("1K pack vs 1K x.to(float8_e4m3fn)", "small_pack", "small_cast", "within", 1.5),
-    ("1K unpack vs 1K x.to(float8_e4m3fn)", "small_unpack", "small_cast", "within", 1.5),
+    bu.Bar("fake-quant vs reference.py", "fake_quant", "ref_fake_quant", "faster", 20.0, REF,
+           headline="hifloat4_fake_quant"),
+    bu.Bar("pack vs reference.py", "pack", "ref_pack", "faster", 20.0, REF, headline="hifloat4_pack"),
+    bu.Bar("unpack vs reference.py", "unpack", "ref_unpack", "faster", 20.0, REF, headline="hifloat4_unpack"),
+    bu.Bar("fake-quant vs x.clone()", "fake_quant", "clone", "within", 3.0, "torch x.clone()"),
+    bu.Bar("fake-quant(x, out=buf) vs buf.copy_(x)", "fake_quant_out", "copy", "within", 3.0,
+           "buf.copy_(x) into a warm buffer"),
+    bu.Bar("1K fake-quant vs 1K x.to(float8_e4m3fn)", "small_fake_quant", "small_cast", "within", 1.5, CAST_1K),
+    bu.Bar("1K pack vs 1K x.to(float8_e4m3fn)", "small_pack", "small_cast", "within", 1.5, CAST_1K),
+    bu.Bar("1K unpack vs 1K x.to(float8_e4m3fn)", "small_unpack", "small_cast", "within", 1.5, CAST_1K),
 )
 ROW = 1024  # elements per row (a multiple of 64)
 
@@ -83,7 +84,7 @@ def add_arguments(parser):
                         help="fp16, bf16 and/or fp32 (default all three)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--bar-runs", type=int, default=None,
-                        help=f"runs of the issue-12 bar measurements (default {BAR_RUNS}, 2 with --quick; 0: none)")
+                        help="runs of the issue-12 bar measurements (default: --runs; 0: none)")
     parser.add_argument("--no-reference-above", type=bu.argparse_type(lambda s: bu.parse_sizes(s)[0]), default=None,
                         help="skip the reference above this many elements (default: never)")
 
@@ -142,15 +143,16 @@ def run(args):
             del inputs, fns
 
     runs = getattr(args, "bar_runs", None)
-    runs = (2 if args.quick else BAR_RUNS) if runs is None else max(0, runs)
-    bars = {}
+    runs = getattr(args, "runs", BAR_RUNS) if runs is None else max(0, runs)
+    bars = []
     if runs:
-        for threads in (torch.get_num_threads(), 1):
-            bars[threads] = _bar_runs(args, runs, threads)
+        for threads in dict.fromkeys((torch.get_num_threads(), 1)):
+            bars += _bar_runs(args, runs, threads)
     tables = _tables(results, dtypes, sizes, stat)
     if bars:
-        tables.append(_bar_table(bars, runs))
-    return {"tables": tables, "notes": _notes(results, args, bars), "results": results}
+        tables.append(bu.bar_table(bars, "issue 12 bars at 4M bfloat16 (1K for latency): per-run ratios "
+                                         "(\"faster\": baseline time / op time; \"within\": op time / baseline time)"))
+    return {"tables": tables, "notes": _notes(results, args, bars), "results": results, "bars": bars}
 
 
 def _bar_kernels(device):
@@ -177,41 +179,15 @@ def _bar_kernels(device):
 
 
 def _bar_runs(args, runs, threads):
-    """Per bar, the list of per-run ratios (each run: all kernels' samples interleaved)."""
+    """The bar records at ``threads`` torch threads (each run: all kernels' samples interleaved)."""
     saved = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        fns = _bar_kernels(args.device)
-        ratios = {label: [] for label, *_ in BARS}
-        for _ in range(runs):
-            st = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=0.002, sync=args.sync)
-            t = {name: st[name].median for name in fns}
-            for label, ours, base, kind, _bar in BARS:
-                ratios[label].append(t[base] / t[ours] if kind == "faster" else t[ours] / t[base])
-        return ratios
+        ratios = bu.measure_bars([(_bar_kernels(args.device), BARS)], runs, repeat=args.repeat, warmup=args.warmup,
+                                 min_sample_s=0.002, sync=args.sync)
+        return [bu.bar_record("hifloat4_cast", bar, threads, ratios[bar.label]) for bar in BARS]
     finally:
         torch.set_num_threads(saved)
-
-
-def _verdict(kind, bar, value):
-    return "met" if (value >= bar if kind == "faster" else value <= bar) else "NOT met"
-
-
-def _bar_table(bars, runs):
-    default_threads, rows = max(bars), []
-    for label, _ours, _base, kind, bar in BARS:
-        row = [label, (">= " if kind == "faster" else "<= ") + f"{bar:g}x"]
-        for threads in sorted(bars, reverse=True):
-            r = sorted(bars[threads][label])
-            med = statistics.median(r)
-            row += [f"{r[0]:.2f}x / {med:.2f}x / {r[-1]:.2f}x", _verdict(kind, bar, med)]
-        rows.append(row)
-    cols = ["bar (4M bfloat16; 1K for latency)", "bar"]
-    for threads in sorted(bars, reverse=True):
-        cols += [f"{threads} thread(s): min / median / max", "median"]
-    return {"title": f"issue 12 bars: per-run ratios over {runs} runs (\"faster\": baseline time / op time; "
-                     f"\"within\": op time / baseline time)",
-            "columns": cols, "rows": rows}
 
 
 def _tables(results, dtypes, sizes, stat):

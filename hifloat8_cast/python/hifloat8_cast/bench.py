@@ -15,10 +15,13 @@ Each figure is the statistic of ``--stat`` (median by default) of ``--repeat`` s
 for the out= bar, which is time(encode out=) / time(copy_) (<= 2 wanted: the same bytes read as
 the copy, half the bytes written).
 
-The bars (issue 12; 16M elements unless said, the median): encode bf16 and fp16 >= 2.0x
-``x.to(float8_e4m3fn)``; decode -> bf16 >= 6x ``y8.to(bfloat16)``; fake-quant fp32 >= 1.0x
-``x.to(float8_e4m3fn).to(float32)``; ``encode(x, out=buf)`` bf16 <= 2x ``buf16.copy_(x)``; 1K
-elements: encode and decode within 1.5x the latency of torch's cast.
+The bars (issue 12; 16M elements unless said), each measured in ``--runs`` back-to-back runs
+at every thread count, reported as min / median / max of the per-run ratios and judged on the
+median: encode bf16 and fp16 >= 2.0x ``x.to(float8_e4m3fn)``; decode -> bf16 >= 6x
+``y8.to(bfloat16)`` (also with out=, which shows the kernel without the fresh output's page
+faults); fake-quant fp32 >= 1.0x ``x.to(float8_e4m3fn).to(float32)``; ``encode(x, out=buf)`` bf16
+<= 2x ``buf16.copy_(x)``; 1K elements: encode and decode within 1.5x the latency of torch's cast.
+The bars are measured at 16M in ``--quick`` too (they take seconds).
 
 Fresh outputs (``encode(x)``, ``x.clone()``, torch's casts) pay the page faults of new memory on
 every call; the out= rows and ``copy_`` do not. The gap between the two is the allocation cost.
@@ -43,17 +46,31 @@ OURS = ("encode", "encode_out", "decode", "decode_out", "fake_quant", "fake_quan
 EMULATED = ("encode_emulated", "decode_emulated", "fake_quant_emulated")
 BASELINES = ("torch_to_fp8", "torch_from_fp8", "torch_fake_quant", "copy", "clone")
 
-# (ours, theirs, bar, dtype, size, what): speed ratio ours / theirs >= bar.
-SPEED_BARS = (
-    ("encode", "torch_to_fp8", 2.0, "bfloat16", BAR_SIZE, "encode bf16 vs x.to(fp8)"),
-    ("encode", "torch_to_fp8", 2.0, "float16", BAR_SIZE, "encode fp16 vs x.to(fp8)"),
-    ("decode", "torch_from_fp8", 6.0, "bfloat16", BAR_SIZE, "decode -> bf16 vs y8.to(bf16)"),
-    ("fake_quant", "torch_fake_quant", 1.0, "float32", BAR_SIZE, "fake-quant fp32 vs x.to(fp8).to(fp32)"),
-    ("encode", "torch_to_fp8", 1 / 1.5, "bfloat16", SMALL_SIZE, "encode bf16 1K latency vs x.to(fp8)"),
-    ("decode", "torch_from_fp8", 1 / 1.5, "bfloat16", SMALL_SIZE, "decode -> bf16 1K latency vs y8.to(bf16)"),
+# The bars of issue 12, by the (dtype, elements) of the inputs they share. Each is measured in
+# --runs back-to-back runs (min / median / max of the per-run ratios; judged on the median).
+TO_FP8, FROM_FP8 = "torch x.to(torch.float8_e4m3fn)", "torch y8.to(torch.bfloat16)"
+BAR_GROUPS = (
+    ("bfloat16", BAR_SIZE, (
+        bu.Bar("encode_to_hifloat8 16M bf16 vs x.to(float8_e4m3fn)", "encode", "torch_to_fp8", "faster", 2.0,
+               TO_FP8, headline="encode_to_hifloat8"),
+        bu.Bar("decode_from_hifloat8 16M -> bf16 vs y8.to(bfloat16)", "decode", "torch_from_fp8", "faster", 6.0,
+               FROM_FP8, headline="decode_from_hifloat8"),
+        bu.Bar("encode_to_hifloat8(x, out=buf) 16M bf16 vs buf16.copy_(x)", "encode_out", "copy", "within", 2.0,
+               "buf16.copy_(x) into a warm buffer"),
+        bu.Bar("decode_from_hifloat8(c, out=buf) 16M -> bf16 vs y8.to(bfloat16)", "decode_out", "torch_from_fp8",
+               "faster", 6.0, FROM_FP8))),
+    ("float16", BAR_SIZE, (
+        bu.Bar("encode_to_hifloat8 16M fp16 vs x.to(float8_e4m3fn)", "encode", "torch_to_fp8", "faster", 2.0,
+               TO_FP8),)),
+    ("float32", BAR_SIZE, (
+        bu.Bar("hifloat8_fake_quant 16M fp32 vs x.to(float8_e4m3fn).to(float32)", "fake_quant", "torch_fake_quant",
+               "faster", 1.0, "torch x.to(torch.float8_e4m3fn).to(torch.float32)", headline="hifloat8_fake_quant"),)),
+    ("bfloat16", SMALL_SIZE, (
+        bu.Bar("encode_to_hifloat8 1K bf16 latency vs x.to(float8_e4m3fn)", "encode", "torch_to_fp8", "within", 1.5,
+               TO_FP8),
+        bu.Bar("decode_from_hifloat8 1K -> bf16 latency vs y8.to(bfloat16)", "decode", "torch_from_fp8", "within",
+               1.5, FROM_FP8))),
 )
-# (ours, theirs, bar, dtype, size, what): time ratio ours / theirs <= bar.
-TIME_BARS = (("encode_out", "copy", 2.0, "bfloat16", BAR_SIZE, "encode(x, out=buf) bf16 vs buf16.copy_(x)"),)
 
 
 def add_arguments(parser):
@@ -130,7 +147,7 @@ def run(args):
     min_sample = 0.0005 if args.quick else 0.002
     emulated = not getattr(args, "no_emulated", False)
 
-    results = []
+    results, bars = [], []
     try:
         for nthreads in threads:
             torch.set_num_threads(nthreads)
@@ -147,11 +164,69 @@ def run(args):
                         row["threads"] = nthreads
                         row["max_s"] = max(stats[row["kernel"]].samples)
                     del x, codes, y8, kernels, fns
+            bars += _measure_bars(args, nthreads, min_sample)
     finally:
         torch.set_num_threads(default_threads)
 
-    return {"tables": _tables(results, threads, dtypes, sizes, stat),
-            "notes": _notes(results, args, threads), "results": results}
+    faults = _fault_table(args) if args.device.type == "cpu" else None
+    tables = _tables(results, threads, dtypes, sizes, stat)
+    if faults:
+        tables.append(faults)
+    if bars:
+        tables.append(bu.bar_table(bars, "issue 12 bars: per-run ratios (\"faster\": baseline time / ours; "
+                                         "\"within\": our time / baseline time)"))
+    return {"tables": tables, "notes": _notes(args), "results": results, "bars": bars}
+
+
+def _measure_bars(args, nthreads, min_sample):
+    """Every bar of BAR_GROUPS at the current thread count, in --runs runs: bar records."""
+    groups = []
+    for dt, n, group_bars in BAR_GROUPS:
+        dtype = getattr(torch, dt)
+        x, codes, y8 = _inputs(n, dtype, args.device, args.seed)
+        kernels = _kernels(x, codes, y8, dtype, emulated=False)
+        names = {b.ours for b in group_bars} | {b.base for b in group_bars}
+        groups.append(({k: fn for k, (fn, _) in kernels.items() if k in names}, group_bars))
+    ratios = bu.measure_bars(groups, args.runs, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample,
+                             sync=args.sync)
+    return [bu.bar_record("hifloat8_cast", b, nthreads, ratios[b.label]) for _, _, group in BAR_GROUPS for b in group]
+
+
+FAULT_KERNELS = (("decode", "decode_from_hifloat8(c) (fresh output)"),
+                 ("decode_out", "decode_from_hifloat8(c, out=buf) (warm buffer)"),
+                 ("torch_from_fp8", "torch y8.to(torch.bfloat16) (fresh output)"),
+                 ("encode", "encode_to_hifloat8(x) (fresh output)"),
+                 ("torch_to_fp8", "torch x.to(torch.float8_e4m3fn) (fresh output)"),
+                 ("copy", "buf16.copy_(x) (warm buffer)"))
+FAULT_CALLS = 5
+
+
+def _fault_table(args):
+    """Minor page faults and time per call at 16M bf16 (Linux, CPU): what a fresh output costs."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    import statistics
+    import time
+
+    x, codes, y8 = _inputs(BAR_SIZE, torch.bfloat16, args.device, args.seed)
+    kernels = _kernels(x, codes, y8, torch.bfloat16, emulated=False)
+    faults = {k: [] for k, _ in FAULT_KERNELS}
+    times = {k: [] for k, _ in FAULT_KERNELS}
+    for k, _ in FAULT_KERNELS:
+        kernels[k][0]()
+    for _ in range(FAULT_CALLS):
+        for k, _ in FAULT_KERNELS:
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.perf_counter()
+            kernels[k][0]()
+            times[k].append(time.perf_counter() - start)
+            faults[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    rows = [[label, int(statistics.median(faults[k])), statistics.median(times[k]) * 1e3] for k, label in FAULT_KERNELS]
+    return {"title": f"page faults of fresh outputs: 16M bfloat16, {torch.get_num_threads()} torch thread(s), median of "
+                     f"{FAULT_CALLS} calls",
+            "columns": ["call", "minor page faults per call", "ms per call"], "rows": rows}
 
 
 def _index(results, nthreads):
@@ -195,34 +270,14 @@ def _tables(results, threads, dtypes, sizes, stat):
     return tables
 
 
-def _notes(results, args, threads):
-    notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
-             "call(s), the samples of all kernels of a (threads, dtype, size) interleaved; [min-max] are the "
-             "samples' extremes; ratios = speed of ours / speed of torch's (> 1: ours faster); "
-             "the out= ratio is a time ratio (<= 2 wanted)."]
-    for nthreads in threads:
-        t = _index(results, nthreads)
-        notes.append("")
-        notes.append(f"bars of issue 12 at {nthreads} torch thread(s) (the median is what counts):")
-        for ours, theirs, bar, dt, n, what in SPEED_BARS:
-            ratio = bu.time_ratio(t, dt, n, ours, theirs)
-            if ratio is None:
-                notes.append(f"- {what} ({bu.format_size(n)}): not measured")
-                continue
-            worst = t[(dt, n, theirs)]["min_s"] / t[(dt, n, ours)]["max_s"]
-            best = t[(dt, n, theirs)]["max_s"] / t[(dt, n, ours)]["min_s"]
-            verdict = "met" if ratio >= bar else "NOT met"
-            notes.append(f"- {what} ({bu.format_size(n)}): {ratio:.2f}x (bar >= {bar:.2f}x): {verdict}; "
-                         f"extremes {worst:.2f}x-{best:.2f}x")
-        for ours, theirs, bar, dt, n, what in TIME_BARS:
-            a, b = t.get((dt, n, ours)), t.get((dt, n, theirs))
-            if a is None or b is None:
-                notes.append(f"- {what} ({bu.format_size(n)}): not measured")
-                continue
-            ratio = a["time_s"] / b["time_s"]
-            verdict = "met" if ratio <= bar else "NOT met"
-            notes.append(f"- {what} ({bu.format_size(n)}): time ratio {ratio:.2f} (bar <= {bar:.1f}): {verdict}")
-    return notes
+def _notes(args):
+    return [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
+            "call(s), the samples of all kernels of a (threads, dtype, size) interleaved; [min-max] are the "
+            "samples' extremes; ratios = speed of ours / speed of torch's (> 1: ours faster); "
+            "the out= ratio is a time ratio (<= 2 wanted).",
+            f"bars: {args.runs} back-to-back runs per thread count, each run timing the kernels of a bar's inputs "
+            f"with {args.repeat} interleaved samples; a run's ratio is that of the medians; min / median / max "
+            "are over the runs and the bar is judged on the median."]
 
 
 def npu_estimate(args):

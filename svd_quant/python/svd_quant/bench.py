@@ -11,14 +11,20 @@ In one run, samples interleaved:
 * small calls: ``mxfp4_quantize`` of 1K elements vs ``x.to(torch.float8_e4m3fn)`` (bar: within
   1.5x of torch's latency);
 * ``svd_quant(x, codes, scales, down, up)`` vs the plain bf16 ATen matmul ``x @ w_hat.T`` of
-  the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 2048, 2048, 2816,
-  32; bar: svd_quant <= 1.5x the matmul's time);
+  the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 256, 2048, 2816,
+  32; the bar, at 2048, 2048, 2816, 32: svd_quant <= 1.5x the matmul's time);
 * ``quant_dequant_mxfp4(x)`` (flat float32, s = 1) vs torch's float8 round trip
   ``x.to(torch.float8_e4m3fn).to(torch.float32)`` of the same tensor (16M elements; 1M with
   ``--quick``; bar: the round trip's time / ours >= 1.0), with min / median / max per call.
 
 Times are the median (``--stat min``: minimum) per call over ``--repeat`` samples after
-``--warmup`` calls. This is a script, not a test: nothing here runs in the test suite.
+``--warmup`` calls. The sweep times reference.py up to 4M elements and svd_quant at
+256x2048x2816x32; the bars (16M bf16 quantize against the fp8 cast, the copy and reference.py,
+1K latency, quant_dequant_mxfp4 16M, svd_quant at 2048x2048x2816x32) are each measured in
+``--runs`` back-to-back runs at torch's default thread count and at 1 thread, reported as
+min / median / max of the per-run ratios and judged on the median (``--quick`` leaves out the
+reference.py and svd_quant bars, whose calls last seconds).
+This is a script, not a test: nothing here runs in the test suite.
 """
 import torch
 
@@ -37,11 +43,32 @@ OUT_BAR = 3.0                               # out= time <= 3x buf16.copy_(x)
 SMALL = 1024
 SMALL_BAR = 1.5                             # 1K-element call <= 1.5x torch's cast
 REFERENCE_REPEAT = 3
-DEFAULT_SHAPES = ("2048,2048,2816,32",)
+# The sweep's svd_quant shape; the bar's shape (MATMUL_BAR, seconds per call) is measured in the bar runs.
+DEFAULT_SHAPES = ("256,2048,2816,32",)
 QUICK_SHAPES = ("256,2048,2816,32",)
 MATMUL_BAR = ((2048, 2048, 2816, 32), 1.5)
 QDQ_SIZE, QDQ_QUICK_SIZE = 16 << 20, 1 << 20
 QDQ_BAR = (16 << 20, 1.0)
+SWEEP_REFERENCE_MAX = 4 << 20               # the sweep times reference.py up to here; 16M is in the bar runs
+BAR_SIZE = 16 << 20
+SLOW_RUNS = 3                               # runs of the bars whose calls last seconds
+CAST = "torch x.to(torch.float8_e4m3fn)"
+# The bars of issue 12 (and svd_quant's own), measured in --runs runs each (median judged).
+QUANT_BARS = (
+    bu.Bar("mxfp4_quantize 16M bf16 vs x.to(float8_e4m3fn)", "quantize", "torch fp8 cast", "faster", CAST_BAR, CAST,
+           headline="mxfp4_quantize"),
+    bu.Bar("mxfp4_quantize(x, out=) 16M bf16 vs buf16.copy_(x)", "quantize out=", "buf16.copy_(x)", "within", OUT_BAR,
+           "buf16.copy_(x) into a warm buffer"),
+)
+REFERENCE_BAR = bu.Bar("mxfp4_quantize 16M bf16 vs reference.py", "quantize", "reference", "faster", QUANT_BAR[2],
+                       "reference.py (pure PyTorch)")
+SMALL_BARS = (bu.Bar("mxfp4_quantize 1K bf16 latency vs x.to(float8_e4m3fn)", "quantize", "torch fp8 cast", "within",
+                     SMALL_BAR, CAST + ", 1K bf16"),)
+MATMUL_BARS = (bu.Bar("svd_quant 2048x2048x2816x32 vs the bf16 matmul", "svd_quant", "bf16 matmul", "within",
+                      MATMUL_BAR[1], "torch x @ w_hat.T (bf16, the same shape)", headline="svd_quant"),)
+QDQ_BARS = (bu.Bar("quant_dequant_mxfp4 16M fp32 vs x.to(float8_e4m3fn).to(float32)", "quant_dequant_mxfp4",
+                   "fp8 round trip", "faster", QDQ_BAR[1], "torch x.to(torch.float8_e4m3fn).to(torch.float32)",
+                   headline="quant_dequant_mxfp4"),)
 
 
 def _shape(text):
@@ -94,8 +121,9 @@ def _quantize_results(sizes, dtypes, args, min_sample, stat):
             x = cx.to(args.device)
             stats = bu.measure_many(_quantize_fns(x, on_cpu), repeat=args.repeat, warmup=args.warmup,
                                     min_sample_s=min_sample, sync=args.sync)
-            stats["reference"] = bu.measure(lambda: ref.mxfp4_quantize_ref(cx), repeat=min(args.repeat, REFERENCE_REPEAT),
-                                            warmup=0, min_sample_s=0.0)
+            if n <= SWEEP_REFERENCE_MAX:
+                stats["reference"] = bu.measure(lambda: ref.mxfp4_quantize_ref(cx),
+                                                repeat=min(args.repeat, REFERENCE_REPEAT), warmup=0, min_sample_s=0.0)
             for name, st in stats.items():
                 results.append(_stats_row("quantize", dtype, n, name, st, stat, n * (cx.element_size() + 0.5 + 1 / 32)))
         x = torch.randn(1, SMALL, generator=torch.Generator().manual_seed(args.seed)).to(dtype).to(args.device)
@@ -106,16 +134,22 @@ def _quantize_results(sizes, dtypes, args, min_sample, stat):
     return results
 
 
+def _svd_fns(shape, args):
+    """svd_quant of one (S, K, N, R) shape and the bf16 matmul of the same shape."""
+    s, k, n, r = shape
+    g = torch.Generator().manual_seed(args.seed)
+    x = torch.randn(s, k, generator=g).to(torch.bfloat16).to(args.device)
+    codes, scales = mxfp4_quantize(torch.randn(n, k, generator=g).to(args.device))
+    w_hat = mxfp4_dequantize(codes, scales)
+    down = (torch.randn(k, r, generator=g) / k ** 0.5).to(torch.bfloat16).to(args.device)
+    up = torch.randn(r, n, generator=g).to(torch.bfloat16).to(args.device)
+    return {"svd_quant": lambda: svd_quant(x, codes, scales, down, up), "bf16 matmul": lambda: x @ w_hat.T}
+
+
 def _svd_results(shapes, args, min_sample, stat):
     results = []
     for s, k, n, r in shapes:
-        g = torch.Generator().manual_seed(args.seed)
-        x = torch.randn(s, k, generator=g).to(torch.bfloat16).to(args.device)
-        codes, scales = mxfp4_quantize(torch.randn(n, k, generator=g).to(args.device))
-        w_hat = mxfp4_dequantize(codes, scales)
-        down = (torch.randn(k, r, generator=g) / k ** 0.5).to(torch.bfloat16).to(args.device)
-        up = torch.randn(r, n, generator=g).to(torch.bfloat16).to(args.device)
-        fns = {"svd_quant": lambda: svd_quant(x, codes, scales, down, up), "bf16 matmul": lambda: x @ w_hat.T}
+        fns = _svd_fns((s, k, n, r), args)
         stats = bu.measure_many(fns, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample, sync=args.sync)
         for name, st in stats.items():
             seconds = getattr(st, stat)
@@ -140,8 +174,55 @@ def run(args):
     quant = _quantize_results(sizes, dtypes, args, min_sample, stat)
     svd = _svd_results(shapes, args, min_sample, stat)
     qdq = _qdq_results(QDQ_QUICK_SIZE if args.quick else QDQ_SIZE, args, min_sample, stat)
-    return {"tables": _tables(quant, svd, stat) + [_qdq_table(qdq, stat)],
-            "notes": _notes(quant, svd, args) + _qdq_notes(qdq), "results": quant + svd + qdq}
+    bars = []
+    default_threads = torch.get_num_threads()
+    try:
+        for threads in dict.fromkeys((default_threads, 1)):
+            torch.set_num_threads(threads)
+            bars += _measure_bars(args, threads, min_sample)
+    finally:
+        torch.set_num_threads(default_threads)
+    tables = _tables(quant, svd, stat) + [_qdq_table(qdq, stat)]
+    tables.append(bu.bar_table(bars, "bars: per-run ratios (\"faster\": baseline time / ours; \"within\": our time / "
+                                     "baseline time)"))
+    return {"tables": tables, "notes": _notes(args) + _bar_notes(args), "results": quant + svd + qdq,
+            "bars": bars}
+
+
+def _measure_bars(args, threads, min_sample):
+    """The bar records at the current thread count. --quick leaves out the bars whose calls
+    last seconds (reference.py at 16M, svd_quant at 2048x2048x2816x32)."""
+    g = torch.Generator().manual_seed(args.seed)
+    cx = torch.randn(BAR_SIZE // ROW, ROW, generator=g).to(torch.bfloat16)
+    x = cx.to(args.device)
+    on_cpu = x.device.type == "cpu"
+    fns = _quantize_fns(x, on_cpu)
+    groups = [({k: fns[k] for k in ("quantize", "quantize out=", "torch fp8 cast", "buf16.copy_(x)")}, QUANT_BARS)]
+    small = x.reshape(-1)[:SMALL].reshape(1, SMALL).clone()
+    groups.append(({"quantize": lambda: mxfp4_quantize(small), "torch fp8 cast": lambda: small.to(torch.float8_e4m3fn)},
+                   SMALL_BARS))
+    x32 = torch.randn(QDQ_SIZE, generator=g).to(args.device)
+    groups.append(({"quant_dequant_mxfp4": lambda: quant_dequant_mxfp4(x32),
+                    "fp8 round trip": lambda: x32.to(torch.float8_e4m3fn).to(torch.float32)}, QDQ_BARS))
+    if not args.quick:
+        # Calls of seconds: at most SLOW_RUNS runs; the reference one sample per run (at 16M its
+        # ratio's margin is wide), svd_quant 3.
+        groups.append(({"quantize": fns["quantize"], "reference": lambda: ref.mxfp4_quantize_ref(cx)}, (REFERENCE_BAR,),
+                       {"repeat": 1, "warmup": 0, "min_sample_s": 0.0, "runs": SLOW_RUNS}))
+        groups.append((_svd_fns(MATMUL_BAR[0], args), MATMUL_BARS, {"repeat": min(args.repeat, 3), "warmup": 1,
+                                                                   "min_sample_s": 0.0, "runs": SLOW_RUNS}))
+    ratios = bu.measure_bars(groups, args.runs, repeat=args.repeat, warmup=args.warmup, min_sample_s=min_sample,
+                             sync=args.sync)
+    return [bu.bar_record("svd_quant", b, threads, ratios[b.label]) for _fns, bars, *_ in groups for b in bars]
+
+
+def _bar_notes(args):
+    notes = [f"bars: {args.runs} back-to-back runs per thread count, each timing one bar's callables with "
+             f"{args.repeat} interleaved samples (the reference at 16M: one sample per run; svd_quant at "
+             f"2048x2048x2816x32: 3; both in at most {SLOW_RUNS} runs); a run's ratio is that of the medians; judged on the median over the runs."]
+    if args.quick:
+        notes.append("--quick: the 16M reference.py bar and the 2048x2048x2816x32 svd_quant bar are not measured.")
+    return notes
 
 
 def _qdq_results(n, args, min_sample, stat):
@@ -166,16 +247,6 @@ def _qdq_table(qdq, stat):
             "columns": ["elements", "quant_dequant_mxfp4 ms", "fp8 round trip ms", "round trip / ours"], "rows": [row]}
 
 
-def _qdq_notes(qdq):
-    by = {r["kernel"]: r for r in qdq}
-    size, bar = QDQ_BAR
-    if by["quant_dequant_mxfp4"]["elements"] != size:
-        return []
-    ratio = by["fp8 round trip"]["time_s"] / by["quant_dequant_mxfp4"]["time_s"]
-    return [f"- quant_dequant_mxfp4 {bu.format_size(size)} float32 vs the fp8 round trip: {ratio:.2f}x (bar >= {bar}x): "
-            + ("met" if ratio >= bar else "NOT met")]
-
-
 def _index(results, key):
     return {(tuple(r[k] for k in key), r["kernel"]): r for r in results}
 
@@ -189,11 +260,11 @@ def _tables(quant, svd, stat):
     q_rows = []
     for (dt, n), _ in sorted({(key, 0) for key, _k in q}, key=lambda t: (t[0][0], t[0][1])):
         ours, out = q[((dt, n), "quantize")], q[((dt, n), "quantize out=")]
-        cast, copy, theirs = q[((dt, n), "torch fp8 cast")], q[((dt, n), "buf16.copy_(x)")], q[((dt, n), "reference")]
+        cast, copy, theirs = q[((dt, n), "torch fp8 cast")], q[((dt, n), "buf16.copy_(x)")], q.get(((dt, n), "reference"))
         sim = q.get(((dt, n), "AscendC kernel (sim)"))
         q_rows.append([dt, bu.format_size(n), _ms3(ours), ours["gb_per_s"], _ms3(out), _ms3(cast), _ms3(copy),
                        f"{cast['time_s'] / ours['time_s']:.2f}x", f"{out['time_s'] / copy['time_s']:.2f}x",
-                       f"{theirs['time_s'] / ours['time_s']:.0f}x",
+                       f"{theirs['time_s'] / ours['time_s']:.0f}x" if theirs else "see the bars",
                        "-" if sim is None else f"{sim['time_s'] / ours['time_s']:.1f}x"])
     s = _index([r for r in quant if r["part"] == "small"], ("dtype",))
     s_rows = [[dt, s[((dt,), "quantize")]["time_s"] * 1e6, s[((dt,), "torch fp8 cast")]["time_s"] * 1e6,
@@ -217,37 +288,12 @@ def _tables(quant, svd, stat):
     ]
 
 
-def _notes(quant, svd, args):
+def _notes(args):
     notes = [f"timing: {getattr(args, 'stat', 'median')} of {args.repeat} samples after {args.warmup} warm-up "
              f"call(s), op and baseline samples interleaved; {torch.get_num_threads()} torch threads."]
     load = bu.load_average()
     if load is not None:
         notes.append(f"load average at the end: {load}")
-    q = _index([r for r in quant if r["part"] == "quantize"], ("dtype", "elements"))
-    size, dt, bar = QUANT_BAR
-    if ((dt, size), "quantize") in q:
-        t = {k: q[((dt, size), k)]["time_s"] for k in ("quantize", "quantize out=", "torch fp8 cast", "buf16.copy_(x)",
-                                                       "reference")}
-        label = f"mxfp4_quantize {bu.format_size(size)} {dt}"
-        for text, ok in (
-                (f"vs reference.py: {t['reference'] / t['quantize']:.0f}x (bar >= {bar:.0f}x)",
-                 t["reference"] / t["quantize"] >= bar),
-                (f"vs torch's fp8 cast: {t['torch fp8 cast'] / t['quantize']:.2f}x as fast (bar >= {CAST_BAR:.1f}x)",
-                 t["torch fp8 cast"] / t["quantize"] >= CAST_BAR),
-                (f"out= / buf16.copy_(x): {t['quantize out='] / t['buf16.copy_(x)']:.2f}x (bar <= {OUT_BAR:.0f}x)",
-                 t["quantize out="] / t["buf16.copy_(x)"] <= OUT_BAR)):
-            notes.append(f"- {label} {text}: " + ("met" if ok else "NOT met"))
-    s = _index([r for r in quant if r["part"] == "small"], ("dtype",))
-    if ((dt,), "quantize") in s:
-        ratio = s[((dt,), "quantize")]["time_s"] / s[((dt,), "torch fp8 cast")]["time_s"]
-        notes.append(f"- mxfp4_quantize {SMALL} {dt} / torch's fp8 cast latency: {ratio:.2f}x (bar <= {SMALL_BAR}x): "
-                     + ("met" if ratio <= SMALL_BAR else "NOT met"))
-    m = _index(svd, ("shape",))
-    shape, limit = MATMUL_BAR
-    if ((shape,), "svd_quant") in m:
-        ratio = m[((shape,), "svd_quant")]["time_s"] / m[((shape,), "bf16 matmul")]["time_s"]
-        notes.append(f"- svd_quant {'x'.join(map(str, shape))} / bf16 matmul: {ratio:.2f}x (bar <= {limit}x): "
-                     + ("met" if ratio <= limit else "NOT met"))
     return notes
 
 
