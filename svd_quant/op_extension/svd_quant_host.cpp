@@ -319,7 +319,6 @@ uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
   if (sz != 4) bytes += rup32(4 * n);                                     // the fp32 widening
   bytes += 3 * rup32(4 * n);                                              // three fp32 work buffers
   bytes += rup32(kBlockSlots * u * 4);                                    // block-level slots
-  bytes += rup32(n / 8);                                                  // the "floor" sign mask
   return bytes;
 }
 
