@@ -963,7 +963,7 @@ def _parser():
     ps.add_argument("--package", action="append", metavar="PKG",
                     help="only this operator package (repeatable)")
     ps.add_argument("--json", action="store_true",
-                    help='print {"requested_device", "hardware_path_verified", "environment", "results"}')
+                    help='print {"requested_device", "hardware_path_verified", "environment", "probe", "results"}')
 
     pb = sub.add_parser("bench", help="benchmarks: without a name, list them",
                         description="Run `python -m amct_ops bench <name> --help` for a benchmark's options.")
