@@ -1,4 +1,4 @@
-"""Independent HiFloat4 oracle (spec hifloat4.md A2-A4) and shared test-data helpers.
+"""Independent HiFloat4 oracle (docs/hifloat4.md A2-A4) and shared test-data helpers.
 
 The oracle is scalar Python, one 64-element block at a time, and shares no code with
 ``reference.py`` (it must never import it). It follows the spec's math with a different
@@ -11,9 +11,9 @@ structure:
   intermediate exactly (at most 32 significant bits: an fp32 times a bf16), except 1/S, which
   is rounded from an exact ``Fraction``;
 * the block scale S is a nearest-value search over the 255-value E6M2 grid of A1 (ties to the
-  even byte, which is A2.3.5's ties-to-even q, carries included);
+  even byte, which is A2 step 3's ties-to-even q, carries included);
 * each element's code is a nearest-value search over the S1P2 grid {0, 0.25, ..., 1.75} (ties
-  to the larger code, anything above 1.75 -> 1.75), which is A2.7's floor(4t + 0.5) clamp;
+  to the larger code, anything above 1.75 -> 1.75), which is A2 step 7's floor(4t + 0.5) clamp;
 * outputs are encoded to bit patterns by :func:`encode_bits`, written here.
 
 The same module holds the torch-side comparison helpers (bit views, ``assertBitsEqual``) and
@@ -179,7 +179,7 @@ E6M2_VALUES = [math.ldexp(1.0 + (b % 4) / 4.0, b // 4 - 48) for b in range(255)]
 #: A1: the S1P2 magnitudes c/4.
 S1P2_VALUES = [c / 4.0 for c in range(8)]
 
-C7 = 0.142578125  # bf16(1/7), A2.3.1
+C7 = 0.142578125  # bf16(1/7), A2 step 3
 
 
 def _nearest_e6m2(p):
@@ -207,7 +207,7 @@ def _nearest_code(t):
 
 
 def block_scale(vmax):
-    """A2.3-4 for a block maximum ``vmax`` (exact float64, >= 0): (S, E6M2 byte, rec, p).
+    """A2 step 3-4 for a block maximum ``vmax`` (exact float64, >= 0): (S, E6M2 byte, rec, p).
 
     p is the clamped bf16 value of step 3.3, before the E6M2 rounding.
     """
@@ -230,7 +230,7 @@ class BlockResult:
 def quantise_block(bits, dtype, skip_in_group_bf16=False):
     """A2 on one block given as 64 input bit patterns of ``dtype`` ("float16", ...).
 
-    ``skip_in_group_bf16`` drops the ``t = bf16(t)`` step of A2.7 (A6 ex. 7 check only).
+    ``skip_in_group_bf16`` drops the ``t = bf16(t)`` step of A2 step 7 (A6 ex. 7 check only).
     Returns a :class:`BlockResult`; ``out_bits`` holds the output patterns in ``dtype``
     (None where NaN).
     """
@@ -240,13 +240,13 @@ def quantise_block(bits, dtype, skip_in_group_bf16=False):
     x = [decode_bits(b, fmt) for b in bits]
     r = BlockResult()
     r.poisoned = any(math.isnan(v) or math.isinf(v) for v in x)
-    # Masked values x' (non-finite -> +0), magnitudes, signs (A2.1).
+    # Masked values x' (non-finite -> +0), magnitudes, signs (A2 step 1).
     xm = [0.0 if (math.isnan(v) or math.isinf(v)) else v for v in x]
     mag = [abs(v) for v in xm]
     sgn = [1 if v > 0 else (-1 if v < 0 else 0) for v in xm]
     r.neg = [v < 0 for v in xm]
 
-    # Block scale from the maximum over all 64 magnitudes (A2.2-4).
+    # Block scale from the maximum over all 64 magnitudes (A2 step 2-4).
     r.S, r.byte0, r.rec, r.p = block_scale(max(mag))
     S, rec = r.S, r.rec
 
@@ -531,7 +531,7 @@ class BlockGen:
 
         Element 0 of the block carries the maximum (so S and rec are known); the other
         elements sit within +-3 ulps of a midpoint for a random de in 0..2 (flags decide
-        which de really applies; many land on or next to a bf16 tie of A2.7).
+        which de really applies; many land on or next to a bf16 tie of A2 step 7).
         """
         out = np.empty((n, 64), dtype=_UINT[self.width])
         vmax_e = self.rng.uniform(-12, 12, n)

@@ -1,4 +1,4 @@
-"""Independent HiFloat8 oracle (spec hifloat8.md D2) and shared test data helpers.
+"""Independent HiFloat8 oracle (docs/hifloat8.md D2) and shared test data helpers.
 
 The oracle knows nothing about the HiF8 bit layout or the A4 algorithm. It takes the 253 finite
 HiF8 values from the golden vectors (``decode`` entries, Appendix A), and encodes by a float64

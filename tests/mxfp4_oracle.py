@@ -1,4 +1,4 @@
-"""An independent brute-force MXFP4 quantizer in plain Python floats (spec mxfp4_svd_quant.md A2).
+"""An independent brute-force MXFP4 quantizer in plain Python floats (docs/mxfp4.md A2).
 
 Written apart from ``reference.py`` on purpose: the block exponent comes from ``math.frexp``, the
 element code from a nearest-grid search over the eight E2M1 magnitudes with the tie rules

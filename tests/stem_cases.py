@@ -1,4 +1,4 @@
-"""StemIndexer inputs and the acceptance cases of spec stem_indexer.md §13.1, shared by the
+"""StemIndexer inputs and the acceptance cases (each with its expected result), shared by the
 reference and operator tests.
 
 Each case's expected prefixes are written here from the spec's text (never computed by the code
@@ -190,7 +190,7 @@ def a15_expect(b, h, i):
 
 
 def random_cases():
-    """R1-R5 (spec §13.1), compared with exact=False."""
+    """The random cases R1-R5, compared with exact=False."""
     return [
         Case("R1", lambda: build([1000, 3000], [9000, 20000], Nk=4, prompt=[9000, 25000]), None),
         Case("R2", lambda: build([1000, 3000], [9000, 20000], Nk=4, prompt=[9000, 25000]), None, causal=False,

@@ -3,7 +3,7 @@
 The CPU op sums each score's 2048 products in order d = 0..2047 in fp32 (every product of two
 bf16 values is exact in fp32), so its scores are deterministic. ``sequential_dots`` computes that
 sum independently (numpy's sequential accumulate), and ``sequential_reference`` is reference.py's
-selection (§4) fed with those scores instead of its torch.matmul ones: the op must equal it bit
+selection (docs/stem_indexer.md §4) fed with those scores instead of its torch.matmul ones: the op must equal it bit
 for bit, Top-K sets included. ``topk_rows`` counts the rows that reach the Top-K selection from
 the lengths alone, by the §5 rule (short path when vis <= K + 8).
 """

@@ -1,4 +1,4 @@
-"""Tests of the compiled ``hifloat4_cast`` operators (spec hifloat4.md, Part D, D2-D12).
+"""Tests of the compiled ``hifloat4_cast`` operators (docs/hifloat4.md, Part D, D2-D12).
 
 Every expected value comes from the executable spec ``reference.py`` (loaded from the source
 tree), from the golden vectors, or from constants written in the spec -- never from the

@@ -1,4 +1,4 @@
-"""Checks of the HiFloat4 executable spec ``reference.py`` (spec hifloat4.md C7, Part D).
+"""Checks of the HiFloat4 executable spec ``reference.py`` (docs/hifloat4.md C7, Part D).
 
 * D1: the reference against all 15 golden vectors (outputs, S, flags, pack bytes, unpack).
 * A6: every worked example, with the spec's numbers.
@@ -224,7 +224,7 @@ class TestD1Vectors(ho.BitsMixin, unittest.TestCase):
 
 
 # =============================================================================================
-# A6 worked examples and the A2.4 table
+# A6 worked examples and the A2 step 4 table
 # =============================================================================================
 
 class TestA6WorkedExamples(ho.BitsMixin, unittest.TestCase):
@@ -338,7 +338,7 @@ class TestA6WorkedExamples(ho.BitsMixin, unittest.TestCase):
                 self.assertEqual(ref.hifloat4_pack_ref(y)[0].tolist(), scale.tolist())
 
     def test_reciprocal_table(self):
-        # A2.4: bf16(1/S) = R(q) * 2^-e for every q and e, and the fp32 quotients of 4/q.
+        # A2 step 4: bf16(1/S) = R(q) * 2^-e for every q and e, and the fp32 quotients of 4/q.
         R = {4: 1.0, 5: 0.80078125, 6: 0.66796875, 7: 0.5703125, 8: 0.5}
         quot = {4: 0x3F800000, 5: 0x3F4CCCCD, 6: 0x3F2AAAAB, 7: 0x3F124925, 8: 0x3F000000}
         for q in R:
@@ -455,7 +455,7 @@ class TestC5Identity(ho.BitsMixin, unittest.TestCase):
         self.assertBitsEqual(back.to(x.dtype), want, what=what)
         self.assertBitsEqual(ref.hifloat4_unpack_ref(scale, value, x.dtype), want,
                              what=f"{what} (dtype=)")
-        if x.dtype != F16:   # A5: for bf16 and fp32 the fp32 unpack already equals the output
+        if x.dtype != F16:   # for bf16 and fp32 the fp32 unpack already equals the output
             self.assertBitsEqual(back, want.float(), what=f"{what} fp32")
 
     def test_every_dtype(self):
@@ -471,7 +471,7 @@ class TestC5Identity(ho.BitsMixin, unittest.TestCase):
                                      fq.movedim(0, -1).contiguous(), what=f"{dtype} qdim 0")
 
     def test_fp16_needs_the_cast(self):
-        # A5: fp16 results below 2^-14 are not yet rounded in the fp32 unpack.
+        # fp16 results below 2^-14 are not yet rounded in the fp32 unpack.
         x = ho.to_torch(ho.BlockGen("float16", 205).clamp_low(200).reshape(-1), F16).reshape(-1, 64)
         s, v = ref.hifloat4_pack_ref(x)
         back = ref.hifloat4_unpack_ref(s, v)

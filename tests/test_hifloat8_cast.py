@@ -1,4 +1,4 @@
-"""Tests of the compiled ``hifloat8_cast`` operators (spec hifloat8.md, Part D, D3-D14).
+"""Tests of the compiled ``hifloat8_cast`` operators (docs/hifloat8.md, Part D, D3-D14).
 
 Every expected value comes from the executable spec ``reference.py``, from the independent
 float64 oracle of ``hif8_oracle.py``, from the golden vectors, or from constants written in the
@@ -960,7 +960,7 @@ class TestD13UpstreamParity(Base):
 
 @unittest.skipUnless(amct_ops.npu_available(), "needs an Ascend NPU (torch_npu with a device)")
 class TestD14Npu(Base):
-    """D3-D5 and the D6 edge set on the NPU; calls after NaN inputs; the B6 figures."""
+    """D3-D5 and the D6 edge set on the NPU; calls after NaN inputs; upstream's published throughput."""
 
     @classmethod
     def setUpClass(cls):
@@ -1013,7 +1013,7 @@ class TestD14Npu(Base):
                              what="encode after NaN inputs")
 
     def test_b6_figures(self):
-        """Re-measure B6: mean of 100 runs after 10 warm-ups; MB/s = (in + out bytes) / time."""
+        """Re-measure upstream's published throughput: mean of 100 runs after 10 warm-ups; MB/s = (in + out bytes) / time."""
         rows = []
         for size in (1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24):
             row = [size]

@@ -1,4 +1,4 @@
-"""Checks of the HiFloat8 executable spec ``reference.py`` (spec hifloat8.md C7, D1, D2).
+"""Checks of the HiFloat8 executable spec ``reference.py`` (docs/hifloat8.md C7, D1, D2).
 
 D1: the reference against every golden vector (all 256 decodes, all 93 encode vectors).
 D2: the reference against the independent float64 nearest-value oracle of ``hif8_oracle.py`` on

@@ -1,4 +1,4 @@
-"""hifloat8_cast tiling from platform facts: hifloat8.md B4 worked examples and C8 rules."""
+"""hifloat8_cast tiling from platform facts: worked examples and the rules of docs/hifloat8.md C8."""
 import unittest
 
 import torch

@@ -126,7 +126,7 @@ class _ProgramTest(ProgramTestBase):
 
 
 class SimGuardsTest(_ProgramTest):
-    """Every guard of the ascendc_subset.md §9 table raises SimError naming the problem."""
+    """Every guard of the sim (docs/kernel_sim.md, What it enforces) raises SimError naming the problem."""
 
     program = "test_sim_checks"
 
@@ -1050,7 +1050,7 @@ NEGATIVE = {
     ),
 }
 
-# name: (source, -D flags, expected message): the sim's #error guards (R6).
+# name: (source, -D flags, expected message): the sim's #error guards (docs/kernel_sim.md R6).
 PREPROCESSOR = {
     "requires_amct_kernel_sim": (
         '#include "kernel_operator.h"\n',

@@ -1,6 +1,6 @@
 """Tests of the kernel sim's repeat-form primitives and of the hifloat4_cast kernel on both arches.
 
-The primitives (ascendc_subset.md §5.5, §5.6) live in ``common/ascendc_sim/sim_reduce.h``
+The primitives (reductions, Brcb/Gather; docs/kernel_sim.md) live in ``common/ascendc_sim/sim_reduce.h``
 (BlockReduceMax/Min/Sum, WholeReduceMax/Min/Sum), ``sim_gather.h`` (Brcb, Gather, GatherMask)
 and their shared machinery ``sim_repeat.h``. Like tests/test_kernel_sim.py, the C++ programs in
 tests/sim/ are compiled with g++ for both arches (-D__NPU_ARCH__=2201 and 3510) into a temporary

@@ -2,7 +2,7 @@
 
 The CPU build compiles the kernels for the arch of its SOC only (dav-2201 by default); this
 checks the other one too, with warnings as errors: what compiles in the sim for an arch is
-meant to compile with bisheng for it (ascendc_subset.md R3).
+meant to compile with bisheng for it (docs/kernel_sim.md R3).
 """
 import concurrent.futures
 import os
@@ -66,7 +66,7 @@ class KernelSourcesCompileTest(unittest.TestCase):
                 self.assertEqual(names.findall(device_code(path.read_text())), [])
 
     def test_kernel_files_have_no_conditional_code_outside_the_launcher(self):
-        """ascendc_subset.md R6: the launcher block is the only #if of a kernel file."""
+        """docs/kernel_sim.md R6: the launcher block is the only #if of a kernel file."""
         for path in KERNELS:
             lines = path.read_text().splitlines()
             conditionals = [i for i, line in enumerate(lines) if line.lstrip().startswith(("#if", "#ifdef", "#ifndef"))]

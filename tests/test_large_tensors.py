@@ -134,7 +134,7 @@ class TestMoreThan2e31Elements(unittest.TestCase):
         causal against 64 key blocks of 8 kv heads: only the last 64 rows of each head see keys
         (the last 14, vis 51-64 > K + 8 = 50, are Top-K rows), and those of query heads 28-31 (kv
         head 7) start past element 2^31. The visible rows equal the exact oracle's selection for
-        the same 64 query rows alone (same p = i + Kb - Qb, vis and P: §4, §5); every other row
+        the same 64 query rows alone (same p = i + Kb - Qb, vis and P: docs/stem_indexer.md §4, §5); every other row
         is empty."""
         reason = _skip_large(7)
         if reason:

@@ -190,7 +190,7 @@ class TestHifloat4Properties(PackageProperties):
         assert_bits_equal(self, scale, want_scale, f"pack scale {tuple(shape)} {dtype}")
         assert_bits_equal(self, value, want_value, f"pack value {tuple(shape)} {dtype}")
         assert_bits_equal(self, self.op.hifloat4_unpack(scale, value).to(dtype), self.op.hifloat4_fake_quant(x),
-                          f"identity C5 {tuple(shape)} {dtype}")
+                          f"identity unpack(pack(x)) == fake_quant(x) {tuple(shape)} {dtype}")
 
     @given(lead=st.lists(small_dim, min_size=0, max_size=2), groups=st.integers(0, 3),
            dtype=st.sampled_from([None, torch.float16, torch.bfloat16, torch.float32]), seed=st.integers(0, 2**31 - 1))
@@ -238,7 +238,7 @@ class TestSvdQuantProperties(PackageProperties):
     def test_svd_quant_layouts_and_fp4_branch(self, batch, s, k, n, r, layout, seed):
         """Any layout of X gives the result of its contiguous copy, bit for bit; with down = up = 0
         the output is the FP4 branch: bf16 of Q(X) Q(W)^T, bit-exact with the float64 one (the
-        fp32 accumulation of N(0, 1) data with K <= 128 is exact, spec A7)."""
+        fp32 accumulation of N(0, 1) data with K <= 128 is exact, docs/mxfp4.md A7)."""
         gen = torch.Generator().manual_seed(seed)
         x = with_layout(torch.randn(*batch, s, k, generator=gen).to(torch.bfloat16), layout, seed)
         codes, scales = self.op.mxfp4_quantize(torch.randn(n, k, generator=gen).to(torch.bfloat16))
@@ -253,7 +253,7 @@ class TestSvdQuantProperties(PackageProperties):
 
 
 # Token lengths (q, kv, extra prompt in units of 20 tokens) of a batch. The first batch's kv of
-# 71-94 blocks exceeds every budget it can get plus 8 (kStart <= 61 for P <= 313 blocks, §5), so
+# 71-94 blocks exceeds every budget it can get plus 8 (kStart <= 61 for P <= 313 blocks, docs/stem_indexer.md §5), so
 # its last rows always take the Top-K path; the second batch may be anything, empty included.
 long_batch = st.tuples(st.integers(1, 1400), st.integers(70 * 128 + 1, 12000), st.integers(0, 1400))
 any_batch = st.tuples(st.integers(0, 1400), st.integers(0, 12000), st.integers(0, 1400))
@@ -282,7 +282,7 @@ class TestStemIndexerProperties(PackageProperties):
             lens = lens[:b]
             q = [qq for qq, _, _ in lens]
             kv = [max(kk, qq) if causal else kk for qq, kk, _ in lens]
-            prompt = [k + 20 * pp for (_, _, pp), k in zip(lens, kv)]  # >= kv (S11); up to ~220 blocks more
+            prompt = [k + 20 * pp for (_, _, pp), k in zip(lens, kv)]  # >= kv (docs/stem_indexer.md S11); up to ~220 blocks more
             top, rows = topk_rows(q, kv, prompt if with_prompt else None, causal, alpha, nq)
             self.assertGreater(top, 0, f"no Top-K row: q {q}, kv {kv}, prompt {prompt if with_prompt else None}")
             counts[0] += top

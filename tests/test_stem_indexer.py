@@ -1,4 +1,4 @@
-"""Tests of the compiled StemIndexer operators (spec stem_indexer.md Part C, §13).
+"""Tests of the compiled StemIndexer operators (docs/stem_indexer.md Part C, §13).
 
 Oracles: the executable spec ``reference.py`` (loaded from the source tree), whose own tests
 check it against the spec's tables and an independent brute-force selection

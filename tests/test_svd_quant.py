@@ -1,4 +1,4 @@
-"""Tests of the ``svd_quant`` package (spec mxfp4_svd_quant.md, Part C cases 1-27).
+"""Tests of the ``svd_quant`` package (docs/mxfp4.md, Part C cases 1-27).
 
 Oracles: ``reference.py`` (the executable spec, loaded from the source tree), the independent
 brute-force quantizer ``mxfp4_oracle.py`` (plain Python floats, nearest-grid search), exact
@@ -127,7 +127,7 @@ class TestQuantizer(unittest.TestCase):
         assert_bits_equal(self, s, rs, f"scales {what} {mode}")
         return c, s
 
-    def test_worked_examples(self):  # C1
+    def test_worked_examples(self):
         for values, dtype, modes, sb, codes, deq in WORKED:
             for mode in modes:
                 with self.subTest(values=values, mode=mode):
@@ -144,7 +144,7 @@ class TestQuantizer(unittest.TestCase):
         c, _ = sq.mxfp4_quantize(block_of([6, 5, 2.5, 1.25, 0.25, 0.2, -3.5, -7]), "rint")
         self.assertEqual(c[0, :4].tolist(), [0x67, 0x24, 0x00, 0xFE])
 
-    def test_exhaustive_elements(self):  # C2
+    def test_exhaustive_elements(self):
         x = exhaustive_bf16_blocks()
         for mode in MODES:
             with self.subTest(mode=mode):
@@ -153,7 +153,7 @@ class TestQuantizer(unittest.TestCase):
                 assert_bits_equal(self, c, oc, f"codes vs oracle {mode}")
                 self.assertTrue(bool((s[:, 0, 0] == 127).all()))
 
-    def test_exhaustive_scales(self):  # C3
+    def test_exhaustive_scales(self):
         bits = [b for b in range(0x10000) if (b & 0x7F80) != 0x7F80]
         values = bf16_values(bits)
         x = torch.zeros(len(bits), 32, dtype=BF16)
@@ -168,7 +168,7 @@ class TestQuantizer(unittest.TestCase):
         _, s = sq.mxfp4_quantize(x)
         self.assertEqual(s[:, 0, 0].tolist(), [min(max(k + 127, 2), 254) - 2 for k in ks])
 
-    def test_fp16_fp32_random(self):  # C4
+    def test_fp16_fp32_random(self):
         g = torch.Generator().manual_seed(4)
         scale = torch.exp2(torch.randint(-20, 21, (64, 32, 1), generator=g).float())
         base = (torch.randn(64, 32, 32, generator=g) * scale).reshape(64, 1024)
@@ -199,7 +199,7 @@ class TestQuantizer(unittest.TestCase):
                 a, b = sq.mxfp4_quantize(xd, mode), sq.mxfp4_quantize(xd.float(), mode)
                 self.assertTrue(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]), f"{dtype} {mode}")
 
-    def test_special_blocks(self):  # C5
+    def test_special_blocks(self):
         x = torch.zeros(6, 32)
         x[1] = -0.0
         x[2, 7] = 2.0 ** -126
@@ -222,7 +222,7 @@ class TestQuantizer(unittest.TestCase):
             self.assertTrue(bool(deq[96:192].isnan().all()) and not bool(deq[:96].isnan().any()))
             self.assertEqual(float(deq[200]), 1.5)
 
-    def test_layout_and_ranks(self):  # C6
+    def test_layout_and_ranks(self):
         g = torch.Generator().manual_seed(6)
         for k, pairs in ((32, 1), (64, 1), (96, 2)):
             c, s = sq.mxfp4_quantize(torch.randn(3, k, generator=g))
@@ -282,7 +282,7 @@ class TestTiling(unittest.TestCase):
 
 
 @requires_op
-class TestDequantizer(unittest.TestCase):  # C7
+class TestDequantizer(unittest.TestCase):
     def test_round_trip_and_views(self):
         g = torch.Generator().manual_seed(8)
         x = torch.randn(6, 160, generator=g) * 100
@@ -328,7 +328,7 @@ def _raises(case, fn, message, exc=RuntimeError):
 
 
 @requires_op
-class TestErrors(unittest.TestCase):  # C8, C9, C18-C22 (and the same messages on Meta, C23)
+class TestErrors(unittest.TestCase):
     def devices(self):
         return ("cpu", "meta")
 
@@ -404,7 +404,7 @@ class TestErrors(unittest.TestCase):  # C8, C9, C18-C22 (and the same messages o
                 case(2, torch.zeros(bad, dtype=U8), inc + f"scales of shape [16, 1, 2], got {list(bad)}" + tail)
             args = self.svd_args(r=0)
             self.check_svd(args, "svd_quant: rank R = down.size(1) must be >= 1, got 0", dev)
-            # C21 order
+            # the documented check order
             self.check_svd([torch.zeros(64)] + self.svd_args()[1:], wrong + "activation must be bfloat16, got float32", dev)
             args = self.svd_args(k=48)
             args[1] = torch.zeros(16, 24, 1, dtype=U8)
@@ -416,7 +416,7 @@ class TestErrors(unittest.TestCase):  # C8, C9, C18-C22 (and the same messages o
             args[4], args[2] = torch.zeros(9, 16, dtype=BF16), torch.zeros(16, 3, 2, dtype=U8)
             self.check_svd(args, inc + "up of shape", dev)
 
-    def test_mixed_devices(self):  # C22
+    def test_mixed_devices(self):
         args = self.svd_args()
         args[3] = args[3].to("meta")
         _raises(self, lambda: sq.svd_quant(*args),
@@ -544,7 +544,7 @@ def integer_inputs(shape, n, r, seed):
 
 @requires_op
 class TestSvdQuant(unittest.TestCase):
-    def test_basic(self):  # C10
+    def test_basic(self):
         x, c, s, d, u = svd_inputs((2, 3, 64), 16, 8)
         out = sq.svd_quant(x, c, s, d, u)
         self.assertEqual((tuple(out.shape), out.dtype), ((2, 3, 16), BF16))
@@ -563,7 +563,7 @@ class TestSvdQuant(unittest.TestCase):
                 self.assertFalse(torch.equal(unrounded, want), "the data distinguishes a dropped X D rounding")
                 assert_bits_equal(self, sq.svd_quant(x, c, s, d, u), want, f"integer data {shape}")
 
-    def test_rounding_points(self):  # C11
+    def test_rounding_points(self):
         x = torch.zeros(1, 64, dtype=BF16)
         x[0, 0], x[0, 32] = 1.0, 2.0 ** -8
         w = torch.zeros(1, 32, dtype=U8)
@@ -580,7 +580,7 @@ class TestSvdQuant(unittest.TestCase):
                            torch.full((1, 1), 3.0, dtype=BF16))
         self.assertEqual(float(out), 3.0)
 
-    def test_fp4_isolation(self):  # C12, C13 (isolated part)
+    def test_fp4_isolation(self):
         for shape, n in (((7, 96), 40), ((33, 4096), 512), ((2, 5, 32), 8), ((2, 5, 160), 8)):
             with self.subTest(shape=shape):
                 x, c, s, d, u = svd_inputs(shape, n, 4, seed=12)
@@ -592,7 +592,7 @@ class TestSvdQuant(unittest.TestCase):
                 if shape[-1] <= 160:
                     assert_bits_equal(self, out.reshape(-1, n), exact_fp4(x, c, s), "vs exact sum")
 
-    def test_issue_shapes_and_ranks(self):  # the issue's bar, C13, C14
+    def test_issue_shapes_and_ranks(self):  # the issue's bar
         shapes = [(1, 64, 32, 1), (7, 96, 40, 32), (128, 2048, 2816, 32), (33, 4096, 512, 128),
                   (17, 128, 1, 24), (5, 32, 8, 4), (5, 96, 8, 4), (5, 160, 8, 4)]
         for i, (s_, k, n, r) in enumerate(shapes):
@@ -604,7 +604,7 @@ class TestSvdQuant(unittest.TestCase):
                     self.assertEqual(tuple(out.shape), tuple(shape[:-1]) + (n,))
                     pinned_check(self, out, x, c, s, d, u, str(shape))
 
-    def test_batch_independence(self):  # C14
+    def test_batch_independence(self):
         x, c, s, d, u = svd_inputs((2, 2, 5, 96), 24, 8, seed=15)
         a = sq.svd_quant(x, c, s, d, u)
         b = sq.svd_quant(x.reshape(20, 96), c, s, d, u)
@@ -613,7 +613,7 @@ class TestSvdQuant(unittest.TestCase):
         stacked = torch.cat([sq.svd_quant(x4[i:i + 1], c, s, d, u) for i in range(4)])
         self.assertTrue(torch.equal(sq.svd_quant(x4, c, s, d, u), stacked))
 
-    def test_empty_and_degenerate(self):  # C15
+    def test_empty_and_degenerate(self):
         _, c, s, d, u = svd_inputs((2, 3, 64), 16, 4, seed=16)
         self.assertEqual(tuple(sq.svd_quant(torch.zeros(0, 3, 64, dtype=BF16), c, s, d, u).shape), (0, 3, 16))
         self.assertEqual(tuple(sq.svd_quant(torch.zeros(2, 0, 64, dtype=BF16), c, s, d, u).shape), (2, 0, 16))
@@ -623,7 +623,7 @@ class TestSvdQuant(unittest.TestCase):
                            torch.zeros(16, 0, 2, dtype=U8), torch.zeros(0, 4, dtype=BF16), u)
         self.assertTrue(torch.equal(out, torch.zeros(2, 3, 16, dtype=BF16)))
 
-    def test_strides_views_and_dtypes(self):  # C16
+    def test_strides_views_and_dtypes(self):
         x, c, s, d, u = svd_inputs((6, 96), 24, 8, seed=17)
         want = sq.svd_quant(x, c, s, d, u)
         xt = x.t().contiguous().t()
@@ -637,7 +637,7 @@ class TestSvdQuant(unittest.TestCase):
         padded[:, -1, 1] = 0xFF
         self.assertTrue(torch.equal(sq.svd_quant(x, c, padded, d, u), want))
 
-    def test_non_finite(self):  # C17
+    def test_non_finite(self):
         x, c, s, d, u = svd_inputs((4, 64), 8, 4, seed=18)
         x[1, 5] = float("nan")
         out = sq.svd_quant(x, c, s, d, u)
@@ -652,7 +652,7 @@ class TestSvdQuant(unittest.TestCase):
 
 
 @requires_op
-class TestMetaOpcheckCompile(unittest.TestCase):  # C23
+class TestMetaOpcheckCompile(unittest.TestCase):
     def test_meta_shapes(self):
         c, s = sq.mxfp4_quantize(torch.zeros(3, 5, 96, device="meta", dtype=F16))
         self.assertEqual((tuple(c.shape), tuple(s.shape), c.dtype), ((3, 5, 48), (3, 5, 2, 2), U8))
@@ -680,7 +680,7 @@ class TestMetaOpcheckCompile(unittest.TestCase):  # C23
 
 
 def outlier_weight(seed=0, n=128, k=256):
-    """C25: base noise plus a rank-4 part with 4x its norm and four 20x input channels."""
+    """Base noise plus a rank-4 part with 4x its norm and four 20x input channels."""
     torch.manual_seed(seed)
     base = torch.randn(n, k) / 16
     low = torch.randn(n, 4) @ torch.randn(4, k)
@@ -692,7 +692,7 @@ def outlier_weight(seed=0, n=128, k=256):
 
 @requires_op
 class TestDecomposeAndLinear(unittest.TestCase):
-    def test_decompose(self):  # C24
+    def test_decompose(self):
         g = torch.Generator().manual_seed(24)
         w = torch.randn(64, 96, generator=g)
         for smooth in (None, torch.rand(96, generator=g) + 0.5):
@@ -729,7 +729,7 @@ class TestDecomposeAndLinear(unittest.TestCase):
             linear.bias.copy_(0.1 * torch.randn(w.shape[0]))
         return linear
 
-    def test_outlier_weight_l3(self):  # C25
+    def test_outlier_weight_l3(self):
         w = outlier_weight()
         linear = self.linear_of(w)
         x = torch.randn(64, 256).to(BF16)
@@ -739,7 +739,7 @@ class TestDecomposeAndLinear(unittest.TestCase):
         self.assertLessEqual(svd_err, 0.04)
         self.assertLessEqual(svd_err, 0.5 * plain_err)
 
-    def test_smoothing_l4(self):  # C26
+    def test_smoothing_l4(self):
         w = outlier_weight()
         linear = self.linear_of(w)
         x = torch.randn(64, 256)
@@ -780,7 +780,7 @@ class TestDecomposeAndLinear(unittest.TestCase):
                             want = y.to(dtype).reshape(shape[:-1] + (48,))
                             assert_bits_equal(self, layer(x), want, "forward")
 
-    def test_module(self):  # C27
+    def test_module(self):
         torch.manual_seed(27)
         for bias in (True, False):
             linear = torch.nn.Linear(256, 128, bias=bias)
@@ -814,7 +814,7 @@ def _npu_ready():
 
 
 @unittest.skipUnless(_npu_ready(), "needs an NPU build and device (amct_ops.npu_available())")
-class TestNpu(unittest.TestCase):  # C28-C30; never run on this project's CI machines
+class TestNpu(unittest.TestCase):  # never run on this project's CI machines
     def test_quantize_matches_reference(self):
         x = torch.randn(64, 96).to(BF16)
         for mode in MODES:
@@ -829,7 +829,7 @@ class TestNpu(unittest.TestCase):  # C28-C30; never run on this project's CI mac
             x, c, s, d, u = svd_inputs(shape, n, r, seed=28)
             args = [t.to("npu") for t in (x, c, s, d, u)]
             if not soc.startswith("Ascend950"):
-                _raises(self, lambda: sq.svd_quant(*args), "svd_quant: ")  # C29: V7
+                _raises(self, lambda: sq.svd_quant(*args), "svd_quant: ")  # not an Ascend950: refused
                 continue
             golden_check(self, sq.svd_quant(*args).cpu(), ref.svd_quant_ref(x, c, s, d, u), str(shape))
             z = [args[0], args[1], args[2], torch.zeros_like(args[3]), torch.zeros_like(args[4])]

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,72 @@ std::string dtypeList(std::initializer_list<at::ScalarType> types);
 // RuntimeError "<op>: <argument> dtype must be <allowed>, got <actual>" unless t's dtype is allowed.
 void checkDtype(const char* op, const char* argument, at::ScalarType actual,
                 std::initializer_list<at::ScalarType> allowed);
+
+// ---- out= overloads: one rule for every operator (docs/architecture.md, "out= overloads") ----
+
+// Checks the out tensor `name` of `op` that is to receive a result of `shape` on `like`'s device:
+// its dtype is one of `dtypes` (the result's first; the others are same-size reinterpretations),
+// its device is like's, and its shape is `shape` or it has no elements, in which case it is
+// resized to `shape` (as ATen's out= ops resize an empty out; a wrong non-empty shape raises
+// where ATen would warn and resize, behaviour ATen has deprecated). Any strides are accepted.
+// Raises "<op>: <name> dtype|device|shape must be <expected>, got <actual>". Symbolic shapes allowed.
+void checkOutTensor(const char* op, const char* name, const at::Tensor& out, c10::SymIntArrayRef shape,
+                    c10::ArrayRef<at::ScalarType> dtypes, const at::Tensor& like, bool resizeEmpty = true);
+
+// For the native kernels, which write through raw pointers while reading the inputs: `out` may
+// not have elements sharing memory, and may not share memory with `input` (named `inputName`),
+// except that with sameAllowed it may be exactly `input` (an elementwise op in place).
+void checkOutOverlap(const char* op, const char* name, const at::Tensor& out, const char* inputName,
+                     const at::Tensor& input, bool sameAllowed = false);
+
+// Runs write(dst) with a contiguous dst of out's shape and dtype: out itself when it is
+// contiguous, otherwise a temporary that is then copied into out (out= accepts any strides).
+template <typename Write>
+void writeContiguous(const at::Tensor& out, const Write& write) {
+  if (out.is_contiguous()) {
+    write(out);
+    return;
+  }
+  at::Tensor dst = at::empty(out.sizes(), out.options().memory_format(at::MemoryFormat::Contiguous));
+  write(dst);
+  out.copy_(dst);
+}
+
+// The out= overload as its functional op plus a copy (CompositeExplicitAutograd): what every
+// device without its own .out kernel runs (Meta, fake tensors, the NPU). Checks `out` against the
+// functional result (dtypes as in checkOutTensor, alsoAllowed after the result's) and copies.
+void copyResultToOut(const char* op, const char* name, const at::Tensor& out, const at::Tensor& result,
+                     c10::ArrayRef<at::ScalarType> alsoAllowed = {});
+
+// Functionalization of the out= overloads (torch.compile, export, torch.func.functionalize), as
+// ATen's generated kernels do it for its own out= ops: the functional op runs on the unwrapped
+// inputs (callFunctional), then replaceOut checks `out` against its result and makes the result
+// out's new value (no resize_ or copy_ is traced: torch's functional resize_ takes no SymInts).
+at::Tensor functionalInput(const at::Tensor& t);
+struct BelowFunctionalize {
+  c10::impl::ExcludeDispatchKeyGuard guard{c10::DispatchKey::Functionalize};
+};
+void replaceOut(const char* op, const char* name, const at::Tensor& out, const at::Tensor& result,
+                c10::ArrayRef<at::ScalarType> alsoAllowed = {});
+
+// Calls `op` below functionalization with its tensor arguments unwrapped (functionalInput).
+inline at::Tensor functionalArg(const at::Tensor& t) { return functionalInput(t); }
+template <typename T>
+const T& functionalArg(const T& value) {
+  return value;
+}
+template <typename Signature, typename... Args>
+auto callFunctional(const c10::TypedOperatorHandle<Signature>& op, const Args&... args) {
+  BelowFunctionalize below;
+  return op.call(functionalArg(args)...);
+}
+
+// The typed handle of the functional overload of a registered op ("amct::<op>"), for calls
+// through the dispatcher.
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> functionalOp(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
 
 // The facts a tiling is computed from: vector (AIV) core count and UB bytes per core.
 struct PlatformFacts {

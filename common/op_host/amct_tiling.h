@@ -15,7 +15,7 @@
 namespace amct {
 
 // UB bytes a vector kernel may use: min(the platform's, the arch budget). dav-2201 reserves
-// [184 KB, 192 KB) as the scratch of Select modes 1/2 (ascendc_subset.md §3.3).
+// [184 KB, 192 KB) as the scratch of Select modes 1/2 (docs/kernel_sim.md, What it emulates).
 inline uint64_t vectorUbBudget(const PlatformFacts& facts, bool usesSelect) {
 #if __NPU_ARCH__ == 3510
   const uint64_t arch = 253952;  // 248 KB usable on dav-3510

@@ -1,5 +1,7 @@
 #include "hifloat4_cast_host.h"
 
+#include "amct_tiling.h"
+
 #include <c10/core/SymBool.h>
 
 #include <algorithm>
@@ -32,13 +34,6 @@ constexpr uint64_t kUnpackBlockSlots = 4;
 
 uint64_t rup32(uint64_t v) { return roundUp(v, 32); }
 
-std::string shapeText(c10::SymIntArrayRef shape) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << "]";
-  return s.str();
-}
 
 void checkFloatInput(const char* op, const at::Tensor& input) {
   checkDtype(op, "input", input.scalar_type(), {at::kHalf, at::kBFloat16, at::kFloat});
@@ -57,7 +52,7 @@ Hif4Dtype dtypeOf(at::ScalarType type) {
   return type == at::kHalf ? amct_hif4::kFp16 : (type == at::kBFloat16 ? amct_hif4::kBf16 : amct_hif4::kFp32);
 }
 
-// C2 checks in order (dtype, rank, qdim range, multiple of 64); returns qdim in [0, rank).
+// hifloat4_fake_quant's checks in order (dtype, rank, qdim range, multiple of 64); returns qdim in [0, rank).
 int64_t checkFakeQuant(const at::Tensor& input, int64_t qdim) {
   checkFloatInput(kFq, input);
   const int64_t rank = input.dim();
@@ -69,14 +64,14 @@ int64_t checkFakeQuant(const at::Tensor& input, int64_t qdim) {
   return d;
 }
 
-// C3 checks (dtype, rank, last dim a multiple of 64).
+// hifloat4_pack's checks (dtype, rank, last dim a multiple of 64).
 void checkPack(const at::Tensor& input) {
   checkFloatInput(kPk, input);
   const c10::SymInt& n = input.sym_size(-1);
   TORCH_SYM_CHECK((n % kBlock).sym_eq(0), kPk, ": last dim length must be a multiple of 64, got ", n);
 }
 
-// C4 checks, in the order of the reference; returns the output dtype.
+// hifloat4_unpack's checks, in the order of the reference; returns the output dtype.
 at::ScalarType checkUnpack(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype) {
   checkDtype(kUp, "scale", scale.scalar_type(), {at::kByte});
   checkDtype(kUp, "value", value.scalar_type(), {at::kByte});
@@ -232,61 +227,6 @@ std::tuple<at::Tensor, at::Tensor> packMeta(const at::Tensor& input) {
 at::Tensor unpackMeta(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype) {
   const at::ScalarType out = checkUnpack(scale, value, dtype);
   return at::empty_symint(unpackShape(scale.sym_sizes()), contiguousOptions(scale, out));
-}
-
-void prepareOut(const char* op, const char* name, const at::Tensor& out, c10::SymIntArrayRef shape,
-                at::ScalarType dtype, const at::Tensor& like) {
-  TORCH_CHECK(out.scalar_type() == dtype, op, ": ", name, " dtype must be ", dtypeName(dtype), ", got ",
-              dtypeName(out.scalar_type()));
-  TORCH_CHECK(out.device() == like.device(), op, ": ", name, " device must be ", like.device(), ", got ",
-              out.device());
-  c10::SymIntArrayRef have = out.sym_sizes();
-  bool sameRank = have.size() == shape.size();
-  c10::SymBool same(sameRank);
-  if (sameRank) {
-    for (size_t i = 0; i < shape.size(); ++i) same = same.sym_and(have[i].sym_eq(shape[i]));
-  }
-  if (!same.guard_bool(__FILE__, __LINE__)) {
-    TORCH_CHECK(out.sym_numel().sym_eq(0).guard_bool(__FILE__, __LINE__), op, ": ", name, " shape must be ",
-                shapeText(shape), " (or an empty tensor, which is resized to it), got ", shapeText(have));
-    out.resize__symint(shape);
-  }
-  TORCH_CHECK(out.is_contiguous(), op, ": ", name, " must be contiguous, got strides ", out.strides());
-}
-
-int64_t checkFakeQuantOut(const at::Tensor& input, int64_t qdim, const at::Tensor& out) {
-  const int64_t d = checkFakeQuant(input, qdim);
-  prepareOut(kFq, "out", out, input.sym_sizes(), input.scalar_type(), input);
-  return d;
-}
-
-void checkPackOut(const at::Tensor& input, const at::Tensor& scale, const at::Tensor& value) {
-  checkPack(input);
-  prepareOut(kPk, "scale", scale, packScaleShape(input.sym_sizes()), at::kByte, input);
-  prepareOut(kPk, "value", value, packValueShape(input.sym_sizes()), at::kByte, input);
-}
-
-at::ScalarType checkUnpackOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
-                              const at::Tensor& out) {
-  const at::ScalarType type = checkUnpack(scale, value, dtype);
-  prepareOut(kUp, "out", out, unpackShape(scale.sym_sizes()), type, scale);
-  return type;
-}
-
-at::Tensor& fakeQuantMetaOut(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
-  checkFakeQuantOut(input, qdim, out);
-  return out;
-}
-
-std::tuple<at::Tensor&, at::Tensor&> packMetaOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value) {
-  checkPackOut(input, scale, value);
-  return {scale, value};
-}
-
-at::Tensor& unpackMetaOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
-                          at::Tensor& out) {
-  checkUnpackOut(scale, value, dtype, out);
-  return out;
 }
 
 }  // namespace hif4

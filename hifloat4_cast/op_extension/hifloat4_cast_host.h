@@ -1,5 +1,5 @@
 // Device-agnostic host logic of hifloat4_cast: validation (docs/hifloat4.md; shared by every
-// backend, the out= rule included), and for the AscendC kernel (NPU, and the kernel sim behind the
+// backend), and for the AscendC kernel (NPU, and the kernel sim behind the
 // _emulated CPU ops) layout (qdim moved last, contiguous), output allocation and the tiling from
 // platform facts.
 #pragma once
@@ -37,14 +37,6 @@ int64_t checkFakeQuant(const at::Tensor& input, int64_t qdim);
 void checkPack(const at::Tensor& input);
 at::ScalarType checkUnpack(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype);
 
-// The out= rule of every .out overload: an output must have the result's dtype and the device of
-// the inputs, and either the result's shape or no elements (it is then resized to that shape); it
-// must then be contiguous. These run the op's own checks first, then the rule for each output.
-int64_t checkFakeQuantOut(const at::Tensor& input, int64_t qdim, const at::Tensor& out);
-void checkPackOut(const at::Tensor& input, const at::Tensor& scale, const at::Tensor& value);
-at::ScalarType checkUnpackOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
-                              const at::Tensor& out);
-
 // Result shapes (symbolic allowed) and the kernel's dtype code of a float dtype.
 std::vector<c10::SymInt> packScaleShape(c10::SymIntArrayRef input);
 std::vector<c10::SymInt> packValueShape(c10::SymIntArrayRef input);
@@ -58,10 +50,6 @@ at::TensorOptions contiguousOptions(const at::Tensor& like, at::ScalarType dtype
 at::Tensor fakeQuantMeta(const at::Tensor& input, int64_t qdim);
 std::tuple<at::Tensor, at::Tensor> packMeta(const at::Tensor& input);
 at::Tensor unpackMeta(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype);
-at::Tensor& fakeQuantMetaOut(const at::Tensor& input, int64_t qdim, at::Tensor& out);
-std::tuple<at::Tensor&, at::Tensor&> packMetaOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value);
-at::Tensor& unpackMetaOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
-                          at::Tensor& out);
 
 // The native CPU ops (hifloat4_cast_native.cpp, on the kernels of hifloat4_cast_cpu.cpp).
 at::Tensor fakeQuantNative(const at::Tensor& input, int64_t qdim);

@@ -1,8 +1,6 @@
 // The CPU implementation of the hifloat4_cast ops: the shared checks, then the native kernels of
 // hifloat4_cast_cpu.cpp for the best SIMD path of this CPU. No layout change: a quant dim that is
 // not the last one is handled in place, as columns of blocks (the kernels' fakeQuantColumns).
-#include <ATen/MemoryOverlap.h>
-
 #include "hifloat4_cast_cpu.h"
 #include "hifloat4_cast_host.h"
 
@@ -12,6 +10,9 @@ namespace hif4 {
 namespace {
 
 constexpr int64_t kBlock = amct_hif4::kHif4Block;
+constexpr const char* kFakeQuant = "hifloat4_fake_quant";
+constexpr const char* kPack = "hifloat4_pack";
+constexpr const char* kUnpack = "hifloat4_unpack";
 
 const void* dataOf(const at::Tensor& t) { return t.const_data_ptr(); }
 
@@ -63,9 +64,10 @@ at::Tensor fakeQuantNative(const at::Tensor& input, int64_t qdim) {
 }
 
 at::Tensor& fakeQuantNativeOut(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
-  const int64_t d = checkFakeQuantOut(input, qdim, out);
-  at::assert_no_partial_overlap(out, input);
-  fakeQuantInto(input, d, out);
+  const int64_t d = checkFakeQuant(input, qdim);
+  checkOutTensor(kFakeQuant, "out", out, input.sym_sizes(), {input.scalar_type()}, input);
+  checkOutOverlap(kFakeQuant, "out", out, "input", input, /*sameAllowed=*/true);
+  writeContiguous(out, [&](const at::Tensor& dst) { fakeQuantInto(input, d, dst); });
   return out;
 }
 
@@ -78,11 +80,15 @@ std::tuple<at::Tensor, at::Tensor> packNative(const at::Tensor& input) {
 }
 
 std::tuple<at::Tensor&, at::Tensor&> packNativeOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value) {
-  checkPackOut(input, scale, value);
-  at::assert_no_overlap(scale, input);
-  at::assert_no_overlap(value, input);
-  at::assert_no_overlap(scale, value);
-  packInto(input, scale, value);
+  checkPack(input);
+  checkOutTensor(kPack, "scale", scale, packScaleShape(input.sym_sizes()), {at::kByte}, input);
+  checkOutTensor(kPack, "value", value, packValueShape(input.sym_sizes()), {at::kByte}, input);
+  checkOutOverlap(kPack, "scale", scale, "input", input);
+  checkOutOverlap(kPack, "value", value, "input", input);
+  checkOutOverlap(kPack, "value", value, "scale", scale);
+  writeContiguous(scale, [&](const at::Tensor& s) {
+    writeContiguous(value, [&](const at::Tensor& v) { packInto(input, s, v); });
+  });
   return {scale, value};
 }
 
@@ -95,10 +101,11 @@ at::Tensor unpackNative(const at::Tensor& scale, const at::Tensor& value, std::o
 
 at::Tensor& unpackNativeOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
                             at::Tensor& out) {
-  checkUnpackOut(scale, value, dtype, out);
-  at::assert_no_overlap(out, scale);
-  at::assert_no_overlap(out, value);
-  unpackInto(scale, value, out);
+  const at::ScalarType type = checkUnpack(scale, value, dtype);
+  checkOutTensor(kUnpack, "out", out, unpackShape(scale.sym_sizes()), {type}, scale);
+  checkOutOverlap(kUnpack, "out", out, "scale", scale);
+  checkOutOverlap(kUnpack, "out", out, "value", value);
+  writeContiguous(out, [&](const at::Tensor& dst) { unpackInto(scale, value, dst); });
   return out;
 }
 

@@ -10,7 +10,6 @@
 #include <tuple>
 #include <vector>
 
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "amct_sim_glue.h"
@@ -50,35 +49,56 @@ at::Tensor unpackEmulated(const at::Tensor& scale, const at::Tensor& value, std:
   return amct::hif4::unpack(scale, value, dtype, amct::simPlatformFacts(), simLaunch);
 }
 
-// .out on devices without their own: the functional op (through the dispatcher), then a copy.
-template <class Fn>
-c10::TypedOperatorHandle<Fn> functionalOp(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Fn>();
-}
+using amct::functionalOp;
 
-at::Tensor& fakeQuantCopyOut(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
-  amct::hif4::checkFakeQuantOut(input, qdim, out);
+// The .out overloads on every other device: the functional op, then a copy; and under
+// functionalization: the functional op on the unwrapped inputs, whose results become the outs'
+// values (docs/architecture.md, "out= overloads").
+const auto& fakeQuantOp() {
   static const auto op = functionalOp<at::Tensor(const at::Tensor&, int64_t)>("amct::hifloat4_fake_quant");
-  out.copy_(op.call(input, qdim));
-  return out;
+  return op;
 }
-
-std::tuple<at::Tensor&, at::Tensor&> packCopyOut(const at::Tensor& input, at::Tensor& scale, at::Tensor& value) {
-  amct::hif4::checkPackOut(input, scale, value);
+const auto& packOp() {
   static const auto op = functionalOp<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&)>("amct::hifloat4_pack");
-  auto [s, v] = op.call(input);
-  scale.copy_(s);
-  value.copy_(v);
-  return {scale, value};
+  return op;
 }
-
-at::Tensor& unpackCopyOut(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
-                          at::Tensor& out) {
-  amct::hif4::checkUnpackOut(scale, value, dtype, out);
+const auto& unpackOp() {
   static const auto op =
       functionalOp<at::Tensor(const at::Tensor&, const at::Tensor&, std::optional<at::ScalarType>)>(
           "amct::hifloat4_unpack");
-  out.copy_(op.call(scale, value, dtype));
+  return op;
+}
+
+at::Tensor& fakeQuantOutComposite(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
+  amct::copyResultToOut("hifloat4_fake_quant", "out", out, fakeQuantOp().call(input, qdim));
+  return out;
+}
+std::tuple<at::Tensor&, at::Tensor&> packOutComposite(const at::Tensor& input, at::Tensor& scale, at::Tensor& value) {
+  auto [s, v] = packOp().call(input);
+  amct::copyResultToOut("hifloat4_pack", "scale", scale, s);
+  amct::copyResultToOut("hifloat4_pack", "value", value, v);
+  return {scale, value};
+}
+at::Tensor& unpackOutComposite(const at::Tensor& scale, const at::Tensor& value, std::optional<at::ScalarType> dtype,
+                               at::Tensor& out) {
+  amct::copyResultToOut("hifloat4_unpack", "out", out, unpackOp().call(scale, value, dtype));
+  return out;
+}
+
+at::Tensor& fakeQuantOutFunctionalize(const at::Tensor& input, int64_t qdim, at::Tensor& out) {
+  amct::replaceOut("hifloat4_fake_quant", "out", out, amct::callFunctional(fakeQuantOp(), input, qdim));
+  return out;
+}
+std::tuple<at::Tensor&, at::Tensor&> packOutFunctionalize(const at::Tensor& input, at::Tensor& scale,
+                                                          at::Tensor& value) {
+  auto [s, v] = amct::callFunctional(packOp(), input);
+  amct::replaceOut("hifloat4_pack", "scale", scale, s);
+  amct::replaceOut("hifloat4_pack", "value", value, v);
+  return {scale, value};
+}
+at::Tensor& unpackOutFunctionalize(const at::Tensor& scale, const at::Tensor& value,
+                                   std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  amct::replaceOut("hifloat4_unpack", "out", out, amct::callFunctional(unpackOp(), scale, value, dtype));
   return out;
 }
 
@@ -111,8 +131,7 @@ class StraightThrough : public torch::autograd::Function<StraightThrough> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext*, const at::Tensor& input, int64_t qdim) {
     at::AutoDispatchBelowADInplaceOrView below;
-    static const auto op = functionalOp<at::Tensor(const at::Tensor&, int64_t)>("amct::hifloat4_fake_quant");
-    return op.call(input, qdim);
+    return fakeQuantOp().call(input, qdim);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
                                                  torch::autograd::variable_list grads) {
@@ -124,8 +143,7 @@ at::Tensor fakeQuantAutograd(const at::Tensor& input, int64_t qdim) {
   if (at::GradMode::is_enabled() && input.requires_grad()) return StraightThrough::apply(input, qdim);
   // Nothing to record: skip the autograd::Function machinery (a measurable share of a 1K call).
   at::AutoDispatchBelowADInplaceOrView below;
-  static const auto op = functionalOp<at::Tensor(const at::Tensor&, int64_t)>("amct::hifloat4_fake_quant");
-  return op.call(input, qdim);
+  return fakeQuantOp().call(input, qdim);
 }
 
 }  // namespace
@@ -139,9 +157,7 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
         {at::Tag::pt2_compliant_tag, at::Tag::flexible_layout});
   m.def("hifloat4_unpack(Tensor scale, Tensor value, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag, at::Tag::flexible_layout});
-  // The .out overloads are not tagged `out`: with the tag, inductor (torch 2.13) lowers the
-  // functional ops to them and fails on dynamic shapes (FixedLayout asserts on SymInt sizes).
-  // Without it torch.compile cannot functionalize them; the Python wrappers' out= compiles.
+  // The .out overloads are not tagged `out` (docs/architecture.md, "out= overloads").
   m.def("hifloat4_fake_quant.out(Tensor input, int qdim=-1, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("hifloat4_pack.out(Tensor input, *, Tensor(a!) scale, Tensor(b!) value) -> (Tensor(a!) scale, Tensor(b!) value)");
   m.def("hifloat4_unpack.out(Tensor scale, Tensor value, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)");
@@ -154,9 +170,6 @@ TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("hifloat4_fake_quant", &amct::hif4::fakeQuantMeta);
   m.impl("hifloat4_pack", &amct::hif4::packMeta);
   m.impl("hifloat4_unpack", &amct::hif4::unpackMeta);
-  m.impl("hifloat4_fake_quant.out", &amct::hif4::fakeQuantMetaOut);
-  m.impl("hifloat4_pack.out", &amct::hif4::packMetaOut);
-  m.impl("hifloat4_unpack.out", &amct::hif4::unpackMetaOut);
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {
@@ -174,7 +187,13 @@ TORCH_LIBRARY_IMPL(amct, CPU, m) {
 TORCH_LIBRARY_IMPL(amct, Autograd, m) { m.impl("hifloat4_fake_quant", &fakeQuantAutograd); }
 
 TORCH_LIBRARY_IMPL(amct, CompositeExplicitAutograd, m) {
-  m.impl("hifloat4_fake_quant.out", &fakeQuantCopyOut);
-  m.impl("hifloat4_pack.out", &packCopyOut);
-  m.impl("hifloat4_unpack.out", &unpackCopyOut);
+  m.impl("hifloat4_fake_quant.out", &fakeQuantOutComposite);
+  m.impl("hifloat4_pack.out", &packOutComposite);
+  m.impl("hifloat4_unpack.out", &unpackOutComposite);
+}
+
+TORCH_LIBRARY_IMPL(amct, Functionalize, m) {
+  m.impl("hifloat4_fake_quant.out", &fakeQuantOutFunctionalize);
+  m.impl("hifloat4_pack.out", &packOutFunctionalize);
+  m.impl("hifloat4_unpack.out", &unpackOutFunctionalize);
 }

@@ -27,7 +27,7 @@ constexpr uint64_t kFullLutMinTile = 8192;           // ... leaving tiles of at 
 constexpr uint64_t kFullLutMinPerCore = 65536;       // ... for cores converting at least this many
 constexpr uint64_t kMaxTile = 65536;
 
-// ---- HiF8 encode and decode on the host (hifloat8.md A3/A4), used only to build the LUTs ----
+// ---- HiF8 encode and decode on the host (docs/hifloat8.md A3/A4), used only to build the LUTs ----
 
 uint32_t floatBits(float f) {
   uint32_t u;
@@ -135,7 +135,7 @@ void fillEncodeLutBf16(at::Tensor& lut, uint32_t bytes) {
 void fillDecodeLut(at::Tensor& lut, uint32_t byteOffset, at::ScalarType type) {
   for (uint32_t c = 0; c < 256; ++c) {
     float value = static_cast<float>(decodeValue(static_cast<uint8_t>(c)));
-    bool nan = c == 0x80;  // upstream's NaN payload (hifloat8.md C3)
+    bool nan = c == 0x80;  // upstream's NaN payload (docs/hifloat8.md, Layouts and contract)
     if (type == at::kFloat) {
       lutData<uint32_t>(lut, byteOffset)[c] = nan ? 0x7FFF0000u : floatBits(value);
     } else if (type == at::kHalf) {
@@ -205,7 +205,7 @@ uint64_t ubBudget(CastMode mode, const PlatformFacts& facts) {
   return std::min<uint64_t>(facts.ubBytes, arch);
 }
 
-// Largest tile for the budget (B4 step 2, and its analogue for mode 7).
+// Largest tile for the budget (and its analogue for mode 7).
 uint64_t maxTileOf(CastMode mode, uint64_t ub, const ModeLayout& layout) {
   uint64_t lutBytes = layout.encLutBytes + layout.decLutBytes;
   TORCH_CHECK(ub > lutBytes, "hifloat8_cast: UB budget ", ub, " bytes cannot hold the ", lutBytes, "-byte LUT");
@@ -379,42 +379,6 @@ at::ScalarType decodeOutputType(const at::Tensor& input, std::optional<at::Scala
 at::ScalarType fakeQuantOutputType(const at::Tensor& input) {
   checkFakeQuantInput(input);
   return input.scalar_type();
-}
-
-void checkOut(const char* op, const at::Tensor& input, const at::Tensor& out, at::ScalarType dtype) {
-  TORCH_CHECK(out.scalar_type() == dtype, op, ": out dtype must be ", dtypeName(dtype), ", got ",
-              dtypeName(out.scalar_type()));
-  TORCH_CHECK(out.device() == input.device(), op, ": out must be on ", input.device(), " (the device of input), got ",
-              out.device());
-  TORCH_CHECK(out.layout() == at::kStrided, op, ": out must be a strided tensor, got ", out.layout());
-  TORCH_CHECK(out.sym_sizes() == input.sym_sizes() || out.sym_numel() == 0, op, ": out shape must be ",
-              input.sym_sizes(), " (the input's) or have no elements, got ", out.sym_sizes());
-}
-
-void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype) {
-  checkOut(op, input, out, dtype);
-  if (out.sym_sizes() != input.sym_sizes()) out.resize__symint(input.sym_sizes());
-  if (!out.is_meta() && input.numel() > 0) {
-    TORCH_CHECK(at::has_internal_overlap(out) != at::MemOverlap::Yes, op,
-                ": out must not have elements sharing memory (an expanded tensor), got strides ", out.strides());
-    TORCH_CHECK(at::get_overlap_status(out, input) != at::MemOverlapStatus::Partial, op,
-                ": out must not partially overlap input (out=input is allowed where the dtypes match)");
-  }
-}
-
-at::Tensor& encodeOutMeta(const at::Tensor& input, at::Tensor& out) {
-  prepareOut("encode_to_hifloat8", input, out, encodeOutputType(input));
-  return out;
-}
-
-at::Tensor& decodeOutMeta(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  prepareOut("decode_from_hifloat8", input, out, decodeOutputType(input, dtype));
-  return out;
-}
-
-at::Tensor& fakeQuantOutMeta(const at::Tensor& input, at::Tensor& out) {
-  prepareOut("hifloat8_fake_quant", input, out, fakeQuantOutputType(input));
-  return out;
 }
 
 at::Tensor encodeMeta(const at::Tensor& input) {

@@ -36,17 +36,6 @@ at::ScalarType encodeOutputType(const at::Tensor& input);
 at::ScalarType decodeOutputType(const at::Tensor& input, std::optional<at::ScalarType> dtype);
 at::ScalarType fakeQuantOutputType(const at::Tensor& input);
 
-// out= of `op`: out must have `dtype`, the input's device, and the input's shape or no elements
-// (then it is resized to the input's shape, as ATen's out= ops resize an empty out); it may not
-// overlap itself or partially overlap the input (RuntimeError otherwise).
-void prepareOut(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype);
-void checkOut(const char* op, const at::Tensor& input, const at::Tensor& out, at::ScalarType dtype);  // no resize
-
-// Meta of the out= variants: the same checks, resizing only.
-at::Tensor& encodeOutMeta(const at::Tensor& input, at::Tensor& out);
-at::Tensor& decodeOutMeta(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out);
-at::Tensor& fakeQuantOutMeta(const at::Tensor& input, at::Tensor& out);
-
 // The native CPU implementation (hifloat8_cast_native.cpp, kernels in hifloat8_cast_cpu.cpp).
 at::Tensor encodeNative(const at::Tensor& input);
 at::Tensor decodeNative(const at::Tensor& input, std::optional<at::ScalarType> dtype);
@@ -60,7 +49,7 @@ at::Tensor& fakeQuantNativeOut(const at::Tensor& input, at::Tensor& out);
 // undefined for mode 7.
 const at::Tensor& lutOf(amct_hif8::CastMode mode, uint32_t encLutBytes);
 
-// Tiling per hifloat8.md B4/C8 for n > 0 elements on the given platform.
+// Tiling (docs/hifloat8.md, Kernel) for n > 0 elements on the given platform.
 amct_hif8::Hif8CastTiling computeTiling(amct_hif8::CastMode mode, uint64_t n, const PlatformFacts& facts);
 
 }  // namespace hif8

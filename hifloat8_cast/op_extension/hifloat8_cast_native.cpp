@@ -1,7 +1,6 @@
 // The native CPU implementation of the hifloat8_cast ops (the kernels are hifloat8_cast_cpu.cpp):
 // validation as the other backends, one output pass in contiguous chunks that the intra-op
 // threads take as they become free (amct_parallel.h), and the out= variants.
-#include <ATen/MemoryOverlap.h>
 
 #include "amct_parallel.h"
 #include "hifloat8_cast_cpu.h"
@@ -24,7 +23,7 @@ Dtype dtypeOf(at::ScalarType type) {
 
 // Runs convert(src, dst, count) over input (made contiguous) into out (contiguous, same numel).
 template <typename Convert>
-void convertChunks(const at::Tensor& input, at::Tensor& out, const Convert& convert) {
+void convertChunks(const at::Tensor& input, const at::Tensor& out, const Convert& convert) {
   const int64_t n = input.numel();
   if (n == 0) return;
   at::Tensor src = input.contiguous();
@@ -42,16 +41,14 @@ at::Tensor freshOutput(const at::Tensor& input, at::ScalarType dtype) {
   return out;
 }
 
-// Converts into `out` as prepared by prepareOut; a non-contiguous out is written through a copy.
+// out= of `op` with the output dtype `dtype` (after the input checks): the out rule of every
+// op, then the conversion into out (fake-quant's out may be its input: it converts in place).
 template <typename Convert>
-void convertInto(const at::Tensor& input, at::Tensor& out, const Convert& convert) {
-  if (out.is_contiguous()) {
-    convertChunks(input, out, convert);
-  } else {
-    at::Tensor tmp = freshOutput(input, out.scalar_type());
-    convertChunks(input, tmp, convert);
-    out.copy_(tmp);
-  }
+void convertInto(const char* op, const at::Tensor& input, at::Tensor& out, at::ScalarType dtype,
+                 const Convert& convert) {
+  checkOutTensor(op, "out", out, input.sym_sizes(), {dtype}, input);
+  checkOutOverlap(op, "out", out, "input", input, /*sameAllowed=*/dtype == input.scalar_type());
+  writeContiguous(out, [&](const at::Tensor& dst) { convertChunks(input, dst, convert); });
 }
 
 auto encoder(at::ScalarType type) {
@@ -96,20 +93,18 @@ at::Tensor fakeQuantNative(const at::Tensor& input) {
 }
 
 at::Tensor& encodeNativeOut(const at::Tensor& input, at::Tensor& out) {
-  prepareOut("encode_to_hifloat8", input, out, encodeOutputType(input));
-  convertInto(input, out, encoder(input.scalar_type()));
+  convertInto("encode_to_hifloat8", input, out, encodeOutputType(input), encoder(input.scalar_type()));
   return out;
 }
 
 at::Tensor& decodeNativeOut(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  prepareOut("decode_from_hifloat8", input, out, decodeOutputType(input, dtype));
-  convertInto(input, out, decoder(out.scalar_type()));
+  const at::ScalarType type = decodeOutputType(input, dtype);
+  convertInto("decode_from_hifloat8", input, out, type, decoder(type));
   return out;
 }
 
 at::Tensor& fakeQuantNativeOut(const at::Tensor& input, at::Tensor& out) {
-  prepareOut("hifloat8_fake_quant", input, out, fakeQuantOutputType(input));
-  convertInto(input, out, fakeQuantizer(input.scalar_type()));
+  convertInto("hifloat8_fake_quant", input, out, fakeQuantOutputType(input), fakeQuantizer(input.scalar_type()));
   return out;
 }
 

@@ -29,7 +29,7 @@ namespace CPU_CAPABILITY {
 
 using V16 = at::vec::Vectorized<int16_t>;
 using V32 = at::vec::Vectorized<int32_t>;
-constexpr int64_t kLanes = V16::size();  // elements per step: one V16, or two V32
+constexpr int64_t kLanes = V16::size();  // elements per step: one vector of 16-bit lanes, or two of 32-bit lanes
 static_assert(V32::size() * 2 == kLanes, "two 32-bit vectors per 16-bit vector");
 
 #if defined(CPU_CAPABILITY_AVX512)

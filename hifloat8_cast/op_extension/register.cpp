@@ -3,11 +3,7 @@
 // kernel sim as the private ops _<op>_emulated (same schemas, CPU only), which the tests hold
 // bit for bit to the native ops. Autograd (straight-through for fake-quant) is registered once
 // for all devices by the Python package (torch.library.register_autograd).
-#include <ATen/FunctionalTensorWrapper.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
-
-#include <string>
 
 #include <optional>
 #include <vector>
@@ -21,7 +17,6 @@ extern "C" void amct_hifloat8_cast_launch(uint32_t blockDim, void* stream, uint8
 namespace {
 
 using amct::bytePtr;
-using amct::hif8::checkOut;
 using amct::simRegion;
 
 void simLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& output, amct_hif8::CastMode,
@@ -59,41 +54,47 @@ std::vector<int64_t> tilingForTest(int64_t castMode, int64_t numel) {
           static_cast<int64_t>(t.tailNumLastCore), t.tileLength, t.ubBudget, t.encLutBytes, t.decLutBytes};
 }
 
-// Functionalization of the out= variants (torch.compile): the functional op on the unwrapped
-// input, whose result then replaces out's value, as ATen's generated kernels do for its out= ops
-// (the generic fallback refuses custom ops whose outputs alias an input).
-template <typename OutputType, typename... Args>
-at::Tensor& functionalizeOut(const char* op, const OutputType& outputType, at::Tensor& out, const at::Tensor& input,
-                             Args... args) {
-  namespace fn = at::functionalization::impl;
-  fn::sync(input);
-  at::Tensor x = fn::isFunctionalTensor(input) ? fn::from_functional_tensor(input) : input;
-  at::Tensor result;
-  {
-    c10::impl::ExcludeDispatchKeyGuard skip(c10::DispatchKey::Functionalize);
-    checkOut(op, x, fn::from_functional_tensor(out), outputType(x));  // input checks first, as in eager
-    result = c10::Dispatcher::singleton()
-                 .findSchemaOrThrow((std::string("amct::") + op).c_str(), "")
-                 .typed<at::Tensor(const at::Tensor&, Args...)>()
-                 .call(x, args...);
-  }
-  fn::replace_(out, result);
-  fn::commit_update(out);
-  fn::sync(out);
+// The .out overloads on every other device: the functional op, then a copy; and under
+// functionalization: the functional op on the unwrapped input, whose result becomes out's value
+// (docs/architecture.md, "out= overloads").
+const auto& encodeOp() {
+  static const auto op = amct::functionalOp<at::Tensor(const at::Tensor&)>("amct::encode_to_hifloat8");
+  return op;
+}
+const auto& decodeOp() {
+  static const auto op =
+      amct::functionalOp<at::Tensor(const at::Tensor&, std::optional<at::ScalarType>)>("amct::decode_from_hifloat8");
+  return op;
+}
+const auto& fakeQuantOp() {
+  static const auto op = amct::functionalOp<at::Tensor(const at::Tensor&)>("amct::hifloat8_fake_quant");
+  return op;
+}
+
+at::Tensor& encodeOutComposite(const at::Tensor& input, at::Tensor& out) {
+  amct::copyResultToOut("encode_to_hifloat8", "out", out, encodeOp().call(input));
+  return out;
+}
+at::Tensor& decodeOutComposite(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  amct::copyResultToOut("decode_from_hifloat8", "out", out, decodeOp().call(input, dtype));
+  return out;
+}
+at::Tensor& fakeQuantOutComposite(const at::Tensor& input, at::Tensor& out) {
+  amct::copyResultToOut("hifloat8_fake_quant", "out", out, fakeQuantOp().call(input));
   return out;
 }
 
 at::Tensor& encodeOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
-  return functionalizeOut("encode_to_hifloat8", amct::hif8::encodeOutputType, out, input);
+  amct::replaceOut("encode_to_hifloat8", "out", out, amct::callFunctional(encodeOp(), input));
+  return out;
 }
-
 at::Tensor& decodeOutFunctionalize(const at::Tensor& input, std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  auto outputType = [dtype](const at::Tensor& x) { return amct::hif8::decodeOutputType(x, dtype); };
-  return functionalizeOut("decode_from_hifloat8", outputType, out, input, dtype);
+  amct::replaceOut("decode_from_hifloat8", "out", out, amct::callFunctional(decodeOp(), input, dtype));
+  return out;
 }
-
 at::Tensor& fakeQuantOutFunctionalize(const at::Tensor& input, at::Tensor& out) {
-  return functionalizeOut("hifloat8_fake_quant", amct::hif8::fakeQuantOutputType, out, input);
+  amct::replaceOut("hifloat8_fake_quant", "out", out, amct::callFunctional(fakeQuantOp(), input));
+  return out;
 }
 
 }  // namespace
@@ -114,11 +115,14 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
 
 TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("encode_to_hifloat8", &amct::hif8::encodeMeta);
-  m.impl("encode_to_hifloat8.out", &amct::hif8::encodeOutMeta);
   m.impl("decode_from_hifloat8", &amct::hif8::decodeMeta);
-  m.impl("decode_from_hifloat8.out", &amct::hif8::decodeOutMeta);
   m.impl("hifloat8_fake_quant", &amct::hif8::fakeQuantMeta);
-  m.impl("hifloat8_fake_quant.out", &amct::hif8::fakeQuantOutMeta);
+}
+
+TORCH_LIBRARY_IMPL(amct, CompositeExplicitAutograd, m) {
+  m.impl("encode_to_hifloat8.out", &encodeOutComposite);
+  m.impl("decode_from_hifloat8.out", &decodeOutComposite);
+  m.impl("hifloat8_fake_quant.out", &fakeQuantOutComposite);
 }
 
 TORCH_LIBRARY_IMPL(amct, Functionalize, m) {

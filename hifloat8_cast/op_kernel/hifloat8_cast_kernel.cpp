@@ -5,7 +5,7 @@
 // Modes 0..6 are table-driven scalar loops, as upstream's: dav-2201 has neither the u16->u32
 // cast that Gather offsets would need nor 16/32-bit vector shifts on byte data, and compute
 // dominates, so one single-buffered VECIN/VECOUT pair suffices. Mode 7 (fp32 fake-quant)
-// uses the arithmetic formulation of hifloat8.md A4 with vector ops.
+// uses the arithmetic formulation of docs/hifloat8.md A4 with vector ops.
 #include "kernel_operator.h"
 #include "amct_kernel_common.h"
 #include "hifloat8_cast_tiling.h"
@@ -257,7 +257,7 @@ class LutCast {
   TQue<TPosition::VECOUT, 1> outQueue_;
 };
 
-// Mode 7: fp32 fake-quant by the arithmetic formulation of hifloat8.md A4. Non-finite lanes
+// Mode 7: fp32 fake-quant by the arithmetic formulation of docs/hifloat8.md A4. Non-finite lanes
 // are zeroed before any arithmetic and selected back at the end, so a NaN never reaches a
 // Cast. Powers of two and their reciprocals are built from exponent bits (shifts), never by
 // Div. Compare needs 256-byte counts, so compute runs over tiles rounded up to 64 elements,

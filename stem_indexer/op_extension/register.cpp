@@ -1,8 +1,8 @@
-// stem_indexer: schemas (spec §2.1), and the Meta and CPU implementations. On the CPU the score
+// stem_indexer: schemas (docs/stem_indexer.md §2), and the Meta and CPU implementations. On the CPU the score
 // matmuls are our own sequential-sum kernel (stem_indexer_cpu_kernels.h) and the selection is
-// native C++ fused with them (spec §7.1), all in the shared host code. The AscendC selection
+// native C++ fused with them (§7.1), all in the shared host code. The AscendC selection
 // kernel runs on the CPU through the kernel sim as the private op _npu_stem_indexer_emulated (same
-// schema), which the tests hold exactly to the CPU op (spec §7.3). Neither op is differentiable.
+// schema), which the tests hold exactly to the CPU op (§7.3). Neither op is differentiable.
 #include <torch/library.h>
 
 #include <optional>
@@ -86,7 +86,7 @@ int64_t tileRowsForTest(int64_t rows) { return amct::stem::setTileRowsForTest(ro
 
 }  // namespace
 
-// The arguments of npu_stem_indexer (§2.1), also those of the emulated-kernel op (a macro, as
+// The arguments of npu_stem_indexer (§2), also those of the emulated-kernel op (a macro, as
 // Library::def takes the schema as one string literal).
 #define AMCT_STEM_INDEXER_ARGS \
   "(Tensor qflat, Tensor kflat, Tensor vbias, Tensor q_seq_lens, Tensor kv_seq_lens, *, "                     \
@@ -125,7 +125,7 @@ TORCH_LIBRARY_IMPL(amct, CPU, m) {
 #define AMCT_NPU_ARCH_NAME "dav-2201"
 #endif
 // A build for another SoC has no stem_indexer NPU library (its kernel is dav-3510 only); NPU
-// tensors get the §2.4 error instead of a missing-kernel one.
+// tensors get the ascend950 error instead of a missing-kernel one.
 namespace {
 
 [[noreturn]] void notThisSoc(const char* op) {

@@ -1,4 +1,4 @@
-// The CPU kernels of the StemIndexer (spec §4 step 5, §7.1): the score matmul (fp32 dot products
+// The CPU kernels of the StemIndexer (docs/stem_indexer.md §4 step 5, §7.1): the score matmul (fp32 dot products
 // of bf16 query rows with bf16 key rows, read in place and summed in one fixed order) and the
 // selection of short rows.
 //

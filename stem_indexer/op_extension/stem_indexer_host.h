@@ -24,7 +24,7 @@ namespace stem {
 using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias,
                                     const at::Tensor& rows, const at::Tensor& out, const at::Tensor& tiling)>;
 
-// The attributes of npu_stem_indexer in IR order (§2.3).
+// The attributes of npu_stem_indexer in IR order (§2).
 struct Attributes {
   bool causal = true;
   int64_t stemBlockSize = 128;
@@ -40,7 +40,7 @@ struct Attributes {
 };
 
 // Where the selection runs: the AscendC kernel through `launch` (the NPU; on the CPU the emulated
-// kernel), or natively on the CPU, fused with each tile's score matmul (spec §7.1).
+// kernel), or natively on the CPU, fused with each tile's score matmul (§7.1).
 enum class Selection { kKernel, kNativeCpu };
 
 // What a backend supplies: platform facts, the kernel launcher, whether it is the NPU, and where
@@ -59,7 +59,7 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
                                                const std::optional<at::Tensor>& metadata, const Attributes& attrs,
                                                const Backend& backend);
 
-// Meta: checks S1-S8, outputs of the §2.2 shapes.
+// Meta: checks S1-S8, outputs of the §2 shapes.
 std::tuple<at::Tensor, at::Tensor> stemIndexerMeta(const at::Tensor& qflat, const at::Tensor& kflat,
                                                    const at::Tensor& vbias, const at::Tensor& qSeqLens,
                                                    const at::Tensor& kvSeqLens,

@@ -44,9 +44,46 @@ std::tuple<at::Tensor&, at::Tensor&> quantizeOutCpu(const at::Tensor& input, c10
   return amct::mxfp4::quantizeNativeOut(input, std::string(roundMode), codes, scales);
 }
 
-std::tuple<at::Tensor&, at::Tensor&> quantizeOutMeta(const at::Tensor& input, c10::string_view roundMode,
-                                                     at::Tensor& codes, at::Tensor& scales) {
-  return amct::mxfp4::quantizeOutMeta(input, std::string(roundMode), codes, scales);
+// The .out overloads on every other device: the functional op, then a copy; and under
+// functionalization: the functional op on the unwrapped inputs, whose results become the outs'
+// values (docs/architecture.md, "out= overloads"). Typed outs take the bytes' typed views.
+const auto& quantizeOp() {
+  static const auto op =
+      amct::functionalOp<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, c10::string_view)>(
+          "amct::mxfp4_quantize");
+  return op;
+}
+const auto& dequantizeOp() {
+  static const auto op =
+      amct::functionalOp<at::Tensor(const at::Tensor&, const at::Tensor&, std::optional<at::ScalarType>)>(
+          "amct::mxfp4_dequantize");
+  return op;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> quantizeOutComposite(const at::Tensor& input, c10::string_view roundMode,
+                                                          at::Tensor& codes, at::Tensor& scales) {
+  auto [c, s] = quantizeOp().call(input, roundMode);
+  amct::copyResultToOut("mxfp4_quantize", "codes", codes, c, {at::kFloat4_e2m1fn_x2});
+  amct::copyResultToOut("mxfp4_quantize", "scales", scales, s, {at::kFloat8_e8m0fnu});
+  return {codes, scales};
+}
+at::Tensor& dequantizeOutComposite(const at::Tensor& codes, const at::Tensor& scales,
+                                   std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  amct::copyResultToOut("mxfp4_dequantize", "out", out, dequantizeOp().call(codes, scales, dtype));
+  return out;
+}
+
+std::tuple<at::Tensor&, at::Tensor&> quantizeOutFunctionalize(const at::Tensor& input, c10::string_view roundMode,
+                                                              at::Tensor& codes, at::Tensor& scales) {
+  auto [c, s] = amct::callFunctional(quantizeOp(), input, roundMode);
+  amct::replaceOut("mxfp4_quantize", "codes", codes, c, {at::kFloat4_e2m1fn_x2});
+  amct::replaceOut("mxfp4_quantize", "scales", scales, s, {at::kFloat8_e8m0fnu});
+  return {codes, scales};
+}
+at::Tensor& dequantizeOutFunctionalize(const at::Tensor& codes, const at::Tensor& scales,
+                                       std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  amct::replaceOut("mxfp4_dequantize", "out", out, amct::callFunctional(dequantizeOp(), codes, scales, dtype));
+  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, c10::string_view roundMode) {
@@ -87,22 +124,30 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("mxfp4_quantize.out(Tensor input, str round_mode=\"round\", *, Tensor(a!) codes, Tensor(b!) scales) -> "
         "(Tensor(a!) codes, Tensor(b!) scales)",
-        {at::Tag::pt2_compliant_tag, at::Tag::out});
+        {at::Tag::pt2_compliant_tag});
   m.def("_mxfp4_quantize_emulated(Tensor input, str round_mode=\"round\") -> (Tensor codes, Tensor scales)");
   m.def("mxfp4_dequantize(Tensor codes, Tensor scales, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   m.def("mxfp4_dequantize.out(Tensor codes, Tensor scales, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
-        {at::Tag::pt2_compliant_tag, at::Tag::out});
+        {at::Tag::pt2_compliant_tag});
   m.def("svd_quant(Tensor activation, Tensor weights, Tensor scales, Tensor down, Tensor up) -> Tensor",
         {at::Tag::pt2_compliant_tag});
 }
 
 TORCH_LIBRARY_IMPL(amct, Meta, m) {
   m.impl("mxfp4_quantize", &quantizeMeta);
-  m.impl("mxfp4_quantize.out", &quantizeOutMeta);
   m.impl("mxfp4_dequantize", &amct::mxfp4::dequantizeMeta);
-  m.impl("mxfp4_dequantize.out", &amct::mxfp4::dequantizeOutMeta);
   m.impl("svd_quant", &amct::mxfp4::svdQuantMeta);
+}
+
+TORCH_LIBRARY_IMPL(amct, CompositeExplicitAutograd, m) {
+  m.impl("mxfp4_quantize.out", &quantizeOutComposite);
+  m.impl("mxfp4_dequantize.out", &dequantizeOutComposite);
+}
+
+TORCH_LIBRARY_IMPL(amct, Functionalize, m) {
+  m.impl("mxfp4_quantize.out", &quantizeOutFunctionalize);
+  m.impl("mxfp4_dequantize.out", &dequantizeOutFunctionalize);
 }
 
 TORCH_LIBRARY_IMPL(amct, CPU, m) {

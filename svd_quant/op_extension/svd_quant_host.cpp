@@ -46,7 +46,7 @@ int64_t scaleK(int64_t k) { return (k + 63) / 64; }
 bool isCodeDtype(at::ScalarType t) { return t == at::kByte || t == at::kFloat4_e2m1fn_x2; }
 bool isScaleDtype(at::ScalarType t) { return t == at::kByte || t == at::kFloat8_e8m0fnu; }
 
-// fp4/e8m0 tensors hold the same bytes as their uint8 views (A1).
+// fp4/e8m0 tensors hold the same bytes as their uint8 views (docs/mxfp4.md A1).
 at::Tensor asBytes(const at::Tensor& t) { return t.scalar_type() == at::kByte ? t : t.view(at::kByte); }
 
 at::TensorOptions contiguousOptions(const at::Tensor& like, at::ScalarType dtype) {
@@ -62,7 +62,7 @@ Mxfp4RoundMode parseRoundMode(const std::string& mode) {
   return amct_mxfp4::kFloor;
 }
 
-// Q1-Q4 in order; returns the round mode.
+// The quantize checks in their documented order (dtype, rank, K, round mode); returns the round mode.
 Mxfp4RoundMode checkQuantize(const at::Tensor& input, const std::string& roundMode) {
   const at::ScalarType t = input.scalar_type();
   TORCH_CHECK(t == at::kHalf || t == at::kBFloat16 || t == at::kFloat, kQ,
@@ -97,28 +97,15 @@ std::tuple<at::Tensor, at::Tensor> emptyQuantizeOutputs(const at::Tensor& input)
           at::empty_symint(shapes.scales, contiguousOptions(input, at::kByte))};
 }
 
-// An out= tensor: the dtype, the device of `like`, then the shape (a tensor without elements is
-// resized to it), then contiguity (the kernels write dense rows).
-void checkOut(const char* op, const char* arg, at::Tensor& out, const at::Tensor& like, bool dtypeOk,
-              const std::string& dtypes, c10::SymIntArrayRef shape) {
-  TORCH_CHECK(dtypeOk, op, ": ", arg, " must have dtype ", dtypes, ", got ", dtypeName(out.scalar_type()));
-  TORCH_CHECK(out.device() == like.device(), op, ": ", arg, " must be on the input's device ", like.device(), ", got ",
-              out.device());
-  if (!out.sym_sizes().equals(shape) && out.sym_numel() == 0) out.resize__symint(shape);
-  TORCH_CHECK(out.sym_sizes().equals(shape), op, ": ", arg, " must have shape ", shapeText(shape),
-              " (or no elements, then it is resized), got ", shapeText(out.sym_sizes()));
-  TORCH_CHECK(out.is_contiguous(), op, ": ", arg, " must be contiguous, got strides ", out.strides());
-}
-
-void checkQuantizeOuts(const at::Tensor& input, at::Tensor& codes, at::Tensor& scales) {
+// The out= tensors of mxfp4_quantize: uint8 bytes or their typed views (float4_e2m1fn_x2 codes,
+// float8_e8m0fnu scales), of the result's shapes.
+void checkQuantizeOuts(const at::Tensor& input, const at::Tensor& codes, const at::Tensor& scales) {
   const QuantizeShapes shapes = quantizeShapes(input);
-  checkOut(kQ, "codes", codes, input, isCodeDtype(codes.scalar_type()), "uint8 or float4_e2m1fn_x2", shapes.codes);
-  checkOut(kQ, "scales", scales, input, isScaleDtype(scales.scalar_type()), "uint8 or float8_e8m0fnu", shapes.scales);
-}
-
-// The native kernels write through raw pointers: an out tensor may not alias an input or the other.
-void checkNoOverlap(std::initializer_list<std::pair<const at::Tensor*, const at::Tensor*>> pairs) {
-  for (const auto& p : pairs) at::assert_no_overlap(*p.first, *p.second);
+  checkOutTensor(kQ, "codes", codes, shapes.codes, {at::kByte, at::kFloat4_e2m1fn_x2}, input);
+  checkOutTensor(kQ, "scales", scales, shapes.scales, {at::kByte, at::kFloat8_e8m0fnu}, input);
+  checkOutOverlap(kQ, "codes", codes, "input", input);
+  checkOutOverlap(kQ, "scales", scales, "input", input);
+  checkOutOverlap(kQ, "scales", scales, "codes", codes);
 }
 
 Mxfp4Dtype dtypeOf(at::ScalarType type) {
@@ -147,7 +134,7 @@ void runNativeQuantizer(const at::Tensor& x, Mxfp4RoundMode mode, uint8_t* codes
 
 // ---- mxfp4_dequantize -----------------------------------------------------------------------
 
-// D1-D6 in order; returns the output dtype.
+// The dequantize checks in their documented order; returns the output dtype.
 at::ScalarType checkDequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(isCodeDtype(codes.scalar_type()), kD, ": codes must have dtype uint8 or float4_e2m1fn_x2, got ",
               dtypeName(codes.scalar_type()));
@@ -167,7 +154,7 @@ at::ScalarType checkDequantize(const at::Tensor& codes, const at::Tensor& scales
   for (size_t i = 0; same && i < want.size(); ++i) same = got[i].guard_int(__FILE__, __LINE__) == want[i].guard_int(__FILE__, __LINE__);
   TORCH_CHECK(same, kD, ": expected scales of shape ", shapeText(want), " for codes of shape ",
               shapeText(codes.sym_sizes()), ", got ", shapeText(got));
-  // After D6 (not in the spec's list): a CPU tensor mixed with a meta one would otherwise reach
+  // After those checks (an addition of ours): a CPU tensor mixed with a meta one would otherwise reach
   // the CPU kernel with a storage-less operand.
   TORCH_CHECK(scales.device() == codes.device(), kD, ": scales must be on codes' device ", codes.device(), ", got ",
               scales.device());
@@ -269,7 +256,7 @@ void checkSvdShape(const char* arg, const at::Tensor& t, bool ok, const std::str
 
 }  // namespace
 
-// V1-V6 in order (A5).
+// svd_quant's checks in their documented order (A5).
 SvdDims checkSvdQuant(const at::Tensor& x, const at::Tensor& w, const at::Tensor& s, const at::Tensor& down,
                       const at::Tensor& up) {
   checkSvdDtype("activation", x, x.scalar_type() == at::kBFloat16, "bfloat16");
@@ -376,15 +363,12 @@ std::tuple<at::Tensor&, at::Tensor&> quantizeNativeOut(const at::Tensor& input, 
   const Mxfp4RoundMode mode = checkQuantize(input, roundMode);
   checkQuantizeOuts(input, codes, scales);
   if (input.numel() == 0) return {codes, scales};
-  checkNoOverlap({{&codes, &input}, {&scales, &input}, {&codes, &scales}});
-  runNativeQuantizer(input.contiguous(), mode, bytePtr(codes), bytePtr(scales), 2 * scaleK(input.size(-1)));
-  return {codes, scales};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> quantizeOutMeta(const at::Tensor& input, const std::string& roundMode,
-                                                     at::Tensor& codes, at::Tensor& scales) {
-  checkQuantize(input, roundMode);
-  checkQuantizeOuts(input, codes, scales);
+  const at::Tensor x = input.contiguous();
+  writeContiguous(codes, [&](const at::Tensor& c) {
+    writeContiguous(scales, [&](const at::Tensor& s) {
+      runNativeQuantizer(x, mode, bytePtr(c), bytePtr(s), 2 * scaleK(input.size(-1)));
+    });
+  });
   return {codes, scales};
 }
 
@@ -397,29 +381,14 @@ at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::op
   return out;
 }
 
-namespace {
-
-void checkDequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
-                        at::Tensor& out) {
-  const at::ScalarType type = checkDequantize(codes, scales, dtype);
-  checkOut(kD, "out", out, codes, out.scalar_type() == type, dtypeName(type) + " (the dtype argument)",
-           dequantizeShape(codes));
-}
-
-}  // namespace
-
 at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
                           at::Tensor& out) {
-  checkDequantizeOut(codes, scales, dtype, out);
+  const at::ScalarType type = checkDequantize(codes, scales, dtype);
+  checkOutTensor(kD, "out", out, dequantizeShape(codes), {type}, codes);
   if (codes.numel() == 0) return out;
-  checkNoOverlap({{&out, &codes}, {&out, &scales}});
-  dequantizeInto(codes, scales, out);
-  return out;
-}
-
-at::Tensor& dequantizeOutMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
-                              at::Tensor& out) {
-  checkDequantizeOut(codes, scales, dtype, out);
+  checkOutOverlap(kD, "out", out, "codes", codes);
+  checkOutOverlap(kD, "out", out, "scales", scales);
+  writeContiguous(out, [&](const at::Tensor& dst) { dequantizeInto(codes, scales, dst); });
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Host logic of svd_quant, shared by the CPU (native code), the emulated kernel (kernel sim) and
-// NPU paths: validation in the spec's order (A4, A5), the out= checks, byte views of the fp4/e8m0
-// dtypes, the quantizer's tiling and launch (A2), the dequantizer (A3: native on the CPU, ATen
+// NPU paths: validation in the documented order (docs/mxfp4.md, docs/errors.md), the out= checks, byte views of the fp4/e8m0
+// dtypes, the quantizer's tiling and launch (docs/mxfp4.md A2), the dequantizer (A3: native on the CPU, ATen
 // elsewhere) and the svd_quant composition (A5).
 #pragma once
 
@@ -22,7 +22,7 @@ namespace mxfp4 {
 using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& input, const at::Tensor& codes,
                                     const at::Tensor& scales, const at::Tensor& tiling)>;
 
-// How svd_quant forms its three matmuls: fp32 GEMMs of exactly widened operands (CPU, spec A8),
+// How svd_quant forms its three matmuls: fp32 GEMMs of exactly widened operands (CPU),
 // or bf16 GEMMs with fp32 accumulation and bf16 output (NPU: torch_npu's matmul).
 enum class GemmPrecision { kFp32, kBf16 };
 
@@ -32,7 +32,7 @@ struct SvdDims {
   int64_t r;
 };
 
-// svd_quant's checks V1-V6 in the spec's order (one routine for CPU, Meta and NPU).
+// svd_quant's checks in their documented order (one routine for CPU, Meta and NPU).
 SvdDims checkSvdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                       const at::Tensor& down, const at::Tensor& up);
 
@@ -50,18 +50,12 @@ at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, con
 at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                           const at::Tensor& down, const at::Tensor& up);
 
-// out= variants (CPU native, and Meta). An out tensor must be on the input's device, contiguous,
-// of an allowed dtype (codes: uint8 or float4_e2m1fn_x2; scales: uint8 or float8_e8m0fnu;
-// dequantize's out: the requested dtype), and either have exactly the result's shape or have no
-// elements, in which case it is resized to that shape. It may not overlap the input.
+// The native CPU out= kernels, under the rule of every .out overload (amct::checkOutTensor;
+// codes may also be float4_e2m1fn_x2 and scales float8_e8m0fnu, the typed views of the bytes).
 std::tuple<at::Tensor&, at::Tensor&> quantizeNativeOut(const at::Tensor& input, const std::string& roundMode,
                                                        at::Tensor& codes, at::Tensor& scales);
-std::tuple<at::Tensor&, at::Tensor&> quantizeOutMeta(const at::Tensor& input, const std::string& roundMode,
-                                                     at::Tensor& codes, at::Tensor& scales);
 at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
                           at::Tensor& out);
-at::Tensor& dequantizeOutMeta(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype,
-                              at::Tensor& out);
 
 // Meta: the same checks, shapes and dtypes only.
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode);

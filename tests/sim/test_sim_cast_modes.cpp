@@ -2,7 +2,7 @@
 // uses, at their ties, neighbours, saturation edges and signed zeros, against bit patterns
 // written out by hand here (independent of the sim's rounding code). test_sim_cast.cpp covers
 // every pair and mode against an oracle; this program pins the cases the HiF4 numerics rely on
-// (spec hifloat4.md C8: bf16 steps CAST_RINT, the E6M2 step fp32->fp32 CAST_RINT, floor(4t+0.5)
+// (docs/hifloat4.md C8: bf16 steps CAST_RINT, the E6M2 step fp32->fp32 CAST_RINT, floor(4t+0.5)
 // as +0.5 then CAST_TRUNC, fp16 narrowing RNE onto the subnormal grid, exact byte conversions).
 #include "sim_test.h"
 

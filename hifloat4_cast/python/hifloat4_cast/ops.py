@@ -7,34 +7,14 @@ OPS = ("hifloat4_fake_quant", "hifloat4_pack", "hifloat4_unpack")
 _OUT_RULE = """
     With ``out=``, the result is written into the given tensor(s) and returned, as ATen's ``.out``
     overloads do (``torch.ops.amct.<op>.out``): each must have the result's dtype and the inputs'
-    device, and either the result's shape or no elements (it is then resized); it must then be
-    contiguous, and may not overlap the inputs (fake-quant may write into its own contiguous
-    input). Like ATen's out= functions, these do not support autograd."""
+    device, and either the result's shape or no elements (it is then resized); any strides are
+    accepted. An out may not share memory with the inputs (fake-quant's may be its input itself:
+    it rounds in place). Like ATen's out= functions, these do not support autograd."""
 
 
 def _no_grad_with_out(op, *tensors):
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise RuntimeError(f"{op}: out= does not support automatic differentiation, but an input requires grad")
-
-
-def _copy_out(op, bufs, results, names=("out",)):
-    """out= under torch.compile: the .out overloads are not tagged ``out`` (see register.cpp), so
-    torch.compile cannot functionalize them; the wrappers there apply the same out= rule to the
-    functional op's results and copy them in (an empty buffer is resized)."""
-    for name, buf, result in zip(names, bufs, results):
-        if buf.dtype != result.dtype:
-            raise RuntimeError(f"{op}: {name} dtype must be {str(result.dtype)[6:]}, got {str(buf.dtype)[6:]}")
-        if buf.device != result.device:
-            raise RuntimeError(f"{op}: {name} device must be {result.device}, got {buf.device}")
-        if buf.shape != result.shape:
-            if buf.numel() != 0:
-                raise RuntimeError(f"{op}: {name} shape must be {list(result.shape)} (or an empty tensor, which is "
-                                   f"resized to it), got {list(buf.shape)}")
-            buf.resize_(result.shape)
-        if not buf.is_contiguous():
-            raise RuntimeError(f"{op}: {name} must be contiguous, got strides {list(buf.stride())}")
-        buf.copy_(result)
-    return bufs
 
 
 def hifloat4_fake_quant(x, qdim=-1, *, out=None):
@@ -54,8 +34,6 @@ def hifloat4_fake_quant(x, qdim=-1, *, out=None):
     if out is None:
         return torch.ops.amct.hifloat4_fake_quant(x, qdim)
     _no_grad_with_out("hifloat4_fake_quant", x)
-    if torch.compiler.is_compiling():
-        return _copy_out("hifloat4_fake_quant", (out,), (torch.ops.amct.hifloat4_fake_quant(x, qdim),))[0]
     return torch.ops.amct.hifloat4_fake_quant.out(x, qdim, out=out)
 
 
@@ -73,8 +51,6 @@ def hifloat4_pack(x, *, out=None):
         return torch.ops.amct.hifloat4_pack(x)
     scale, value = out
     _no_grad_with_out("hifloat4_pack", x)
-    if torch.compiler.is_compiling():
-        return _copy_out("hifloat4_pack", (scale, value), torch.ops.amct.hifloat4_pack(x), ("scale", "value"))
     return torch.ops.amct.hifloat4_pack.out(x, scale=scale, value=value)
 
 
@@ -90,8 +66,6 @@ def hifloat4_unpack(scale, value, dtype=None, *, out=None):
     """
     if out is None:
         return torch.ops.amct.hifloat4_unpack(scale, value, dtype)
-    if torch.compiler.is_compiling():
-        return _copy_out("hifloat4_unpack", (out,), (torch.ops.amct.hifloat4_unpack(scale, value, dtype),))[0]
     return torch.ops.amct.hifloat4_unpack.out(scale, value, dtype, out=out)
 
 

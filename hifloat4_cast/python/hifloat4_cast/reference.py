@@ -10,7 +10,7 @@ of two are built from their bit patterns, so no scaling depends on a ``pow`` imp
 * :func:`hifloat4_unpack_ref` -- A4: bytes -> float32 (default), float16 or bfloat16.
 
 All three accept any strides, return contiguous tensors on the input's device, never track
-gradients, and raise the RuntimeError texts of spec C6 (checks in the C2 order: dtype, rank,
+gradients, and raise the RuntimeError texts of docs/hifloat4.md C6 (checks in the C2 order: dtype, rank,
 qdim range, multiple of 64). Empty inputs give empty outputs.
 
 C5 identity: ``hifloat4_unpack_ref(*hifloat4_pack_ref(x)).to(x.dtype)`` is bitwise equal to
@@ -39,12 +39,12 @@ SUBGROUPS = 2
 SUBGROUP_SIZE = 4
 
 # A2 constants.
-C7 = 0.142578125            # bf16(1/7), fp32 pattern 3E120000 (A2.3.1)
-S_MIN = 2.0 ** -48          # 27800000 (A2.3.3)
-S_MAX = 49152.0             # 1.5 * 2^15 = 47400000 (A2.3.3)
-L2_THRESHOLD = 4.0          # A2.5
-L3_THRESHOLD = 2.0          # A2.6
-CODE_MAX = 7.0              # A2.7: the code clamp, 1.75
+C7 = 0.142578125            # bf16(1/7), fp32 pattern 3E120000 (A2 step 3)
+S_MIN = 2.0 ** -48          # 27800000 (A2 step 3)
+S_MAX = 49152.0             # 1.5 * 2^15 = 47400000 (A2 step 3)
+L2_THRESHOLD = 4.0          # A2 step 5
+L3_THRESHOLD = 2.0          # A2 step 6
+CODE_MAX = 7.0              # A2 step 7: the code clamp, 1.75
 E6M2_BIAS = 48              # A3: byte 0 = (e + 48) * 4 + (q - 4)
 POISON_BYTE = 0xFF          # A3: byte 0 of a poisoned block
 _NAN = float("nan")         # C2: written as the canonical quiet NaN 7FC00000
@@ -74,7 +74,7 @@ def _bf16(v):
 
 
 def _exponent(p):
-    """A2.3.4: floor(log2 p) of positive normal fp32 values, from the exponent bits."""
+    """A2 step 3: floor(log2 p) of positive normal fp32 values, from the exponent bits."""
     return ((p.view(_I32) >> 23) & 0xFF) - 127
 
 
@@ -93,7 +93,7 @@ def _check_input(x, op):
 
 
 def _normalise_qdim(qdim, rank):
-    """A2.0 / C2: qdim in [-rank, rank - 1]; a negative qdim has the rank added."""
+    """A2 / C2: qdim in [-rank, rank - 1]; a negative qdim has the rank added."""
     qdim = int(qdim)
     if qdim < -rank or qdim > rank - 1:
         raise RuntimeError(
@@ -112,51 +112,51 @@ def _quantise_blocks(x32):
 
     Returns a dict of the intermediate results (all fp32 unless said otherwise):
 
-    * ``poisoned`` (bool, (...)): the block holds a NaN or an Inf (A2.1);
-    * ``e`` (int32, (...)), ``q`` (fp32 in {4..8}, (...)), ``S`` (...): the block scale (A2.3);
-    * ``rec`` (...): bf16(1/S) (A2.4);
-    * ``l2`` (fp32 0/1, (..., 8)), ``l3`` (fp32 0/1, (..., 8, 2)): the flags (A2.5, A2.6);
-    * ``code`` (fp32 in {0..7}, (..., 8, 2, 4)): the in-group codes c (A2.7);
+    * ``poisoned`` (bool, (...)): the block holds a NaN or an Inf (A2 step 1);
+    * ``e`` (int32, (...)), ``q`` (fp32 in {4..8}, (...)), ``S`` (...): the block scale (A2 step 3);
+    * ``rec`` (...): bf16(1/S) (A2 step 4);
+    * ``l2`` (fp32 0/1, (..., 8)), ``l3`` (fp32 0/1, (..., 8, 2)): the flags (A2 step 5, A2 step 6);
+    * ``code`` (fp32 in {0..7}, (..., 8, 2, 4)): the in-group codes c (A2 step 7);
     * ``negative`` (bool, (..., 8, 2, 4)): x' < 0, the sign used by pack (A3);
-    * ``out`` (..., 8, 2, 4): the reconstructed fp32 values, NaN in poisoned blocks (A2.8-9).
+    * ``out`` (..., 8, 2, 4): the reconstructed fp32 values, NaN in poisoned blocks (A2 steps 8-9).
     """
-    # A2.1 Mask non-finite values: x' = 0 where bad; a block with any bad element is poisoned.
+    # A2 step 1 Mask non-finite values: x' = 0 where bad; a block with any bad element is poisoned.
     bad = ~torch.isfinite(x32)
     poisoned = bad.flatten(-3).any(dim=-1)
     xm = torch.where(bad, torch.zeros_like(x32), x32)
     a = xm.abs()
-    # sgn = +1 / -1 / 0 for x' > 0 / x' < 0 / x' = +-0 (torch.sign: -0.0 gives +0, A2.1).
+    # sgn = +1 / -1 / 0 for x' > 0 / x' < 0 / x' = +-0 (torch.sign: -0.0 gives +0, A2 step 1).
     sgn = torch.sign(xm)
     negative = xm < 0
 
-    # A2.2 Maxima: per subgroup of 4, per group of 8, per block.
+    # A2 step 2 Maxima: per subgroup of 4, per group of 8, per block.
     m4 = a.amax(dim=-1)                 # (..., 8, 2)
     m8 = m4.amax(dim=-1)                # (..., 8)
     vmax = m8.amax(dim=-1)              # (...)
 
-    # A2.3.1 p = vmax * C7 (fp32 product, RNE).
+    # A2 step 3 p = vmax * C7 (fp32 product, RNE).
     p = vmax * C7
-    # A2.3.2 p = bf16(p): round to 8 significant bits.
+    # A2 step 3 p = bf16(p): round to 8 significant bits.
     p = _bf16(p)
-    # A2.3.3 clamp to [2^-48, 49152] (a zero block lands on 2^-48).
+    # A2 step 3 clamp to [2^-48, 49152] (a zero block lands on 2^-48).
     p = p.clamp(min=S_MIN, max=S_MAX)
-    # A2.3.4 e = floor(log2 p), exactly, from the bits (p is a positive normal here).
+    # A2 step 3 e = floor(log2 p), exactly, from the bits (p is a positive normal here).
     e = _exponent(p)
-    # A2.3.5 q = RNE(p / 2^(e-2)) in {4..8} (torch.round is ties-to-even; the scaling is exact),
+    # A2 step 3 q = RNE(p / 2^(e-2)) in {4..8} (torch.round is ties-to-even; the scaling is exact),
     # then S = q * 2^(e-2). q = 8 means S = 2^(e+1).
     q = torch.round(p * _pow2(2 - e))
     S = q * _pow2(e - 2)
 
-    # A2.4 rec = bf16(1/S): the fp32 quotient (a true division), then bf16.
+    # A2 step 4 rec = bf16(1/S): the fp32 quotient (a true division), then bf16.
     rec = _bf16(torch.ones_like(S) / S)
 
-    # A2.5 L2 test per group: fp32(m8 * rec) >= 4.
+    # A2 step 5 L2 test per group: fp32(m8 * rec) >= 4.
     l2 = ((m8 * rec[..., None]) >= L2_THRESHOLD).to(_F32)                       # (..., 8)
-    # A2.6 L3 test per subgroup: fp32(m4 * rec) * 2^-l2 >= 2.
+    # A2 step 6 L3 test per subgroup: fp32(m4 * rec) * 2^-l2 >= 2.
     inv_l2 = _pow2(-l2.to(_I32))                                                  # 2^-l2
     l3 = (((m4 * rec[..., None, None]) * inv_l2[..., None]) >= L3_THRESHOLD).to(_F32)
 
-    # A2.7 In-group value, de = l2 + l3.
+    # A2 step 7 In-group value, de = l2 + l3.
     de = l2[..., None] + l3                                                       # (..., 8, 2)
     # t = fp32(a * rec) * 2^-de; then t = bf16(t).
     t = (a * rec[..., None, None, None]) * _pow2(-de.to(_I32))[..., None]
@@ -164,13 +164,13 @@ def _quantise_blocks(x32):
     # c = floor(4t + 0.5) in fp32 (round half up on the magnitude), then min(c, 7).
     code = torch.floor(t * 4.0 + 0.5).clamp(max=CODE_MAX)
 
-    # A2.8 Reconstruct, left to right: sgn * (c/4) * 2^l2 * 2^l3 * S (every product exact).
+    # A2 step 8 Reconstruct, left to right: sgn * (c/4) * 2^l2 * 2^l3 * S (every product exact).
     out = sgn * (code * 0.25)
     out = out * _pow2(l2.to(_I32))[..., None, None]
     out = out * _pow2(l3.to(_I32))[..., None]
     out = out * S[..., None, None, None]
 
-    # A2.9 Poison: every element of a poisoned block becomes NaN (Python's NaN is the
+    # A2 step 9 Poison: every element of a poisoned block becomes NaN (Python's NaN is the
     # canonical quiet NaN 7FC00000, C2).
     out = out.masked_fill(poisoned[..., None, None, None], _NAN)
 
@@ -181,7 +181,7 @@ def _quantise_blocks(x32):
 
 
 def _to_blocks(x_last):
-    """A2.0: widen exactly to fp32 and split the last dim n into (n/64, 8, 2, 4)."""
+    """A2: widen exactly to fp32 and split the last dim n into (n/64, 8, 2, 4)."""
     n = x_last.shape[-1]
     # Exact for fp16, bf16 (subnormals included) and fp32; contiguous, so that every result
     # derived from it is contiguous too (C1: outputs are contiguous for any input strides).
@@ -194,7 +194,7 @@ def _to_blocks(x_last):
 # ---------------------------------------------------------------------------------------------
 
 def hifloat4_fake_quant_ref(x, qdim=-1):
-    """HiF4 fake-quant of ``x`` (float16, bfloat16 or float32) along ``qdim`` (spec A2, C2).
+    """HiF4 fake-quant of ``x`` (float16, bfloat16 or float32) along ``qdim`` (docs/hifloat4.md A2, C2).
 
     Blocks of 64 consecutive elements along ``qdim`` (its length must be a multiple of 64)
     share an E6M2 scale, per-8 and per-4 exponent flags, and S1P2 element codes. Output:
@@ -215,12 +215,12 @@ def hifloat4_fake_quant_ref(x, qdim=-1):
     if x.numel() == 0:
         return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
-    # A2.0 Move qdim last (C8 host step 2) and split it into blocks.
+    # A2 Move qdim last (C8 host step 2) and split it into blocks.
     x_last = x.movedim(dim, -1)
     blocks = _to_blocks(x_last)
-    # A2.1-9.
+    # A2 steps 1-9.
     out = _quantise_blocks(blocks)["out"]
-    # A2.10 Undo the split, cast to the input dtype with RNE (fp16: re-rounded onto the fp16
+    # A2 step 10 Undo the split, cast to the input dtype with RNE (fp16: re-rounded onto the fp16
     # subnormal grid below 2^-14), move qdim back, and return a contiguous tensor.
     out = out.reshape(x_last.shape).to(x.dtype)
     return out.movedim(-1, dim).contiguous()
@@ -252,7 +252,7 @@ def hifloat4_pack_ref(x):
         return (torch.empty(lead + (n // BLOCK, 4), dtype=_U8, device=x.device),
                 torch.empty(lead + (n // 2,), dtype=_U8, device=x.device))
 
-    # A2.0-8 on the exact fp32 widening (C3: fp16 / bf16 give the bytes of their widening).
+    # A2 (steps 1-8) on the exact fp32 widening (C3: fp16 / bf16 give the bytes of their widening).
     r = _quantise_blocks(_to_blocks(x))
 
     # A3 byte 0: E6M2 = (e + 48) * 4 + (q - 4); q = 8 gives (e + 49) * 4. FF when poisoned.

@@ -1,9 +1,9 @@
 """Self-test of the hifloat4_cast operators, run by ``python -m amct_ops selftest``.
 
 Follows the op-package protocol of :mod:`amct_ops._cli`: :func:`run` returns one result dict per
-(op, case, dtype). Every case checks the contracts of spec C1-C5 (shapes, dtypes, the input's
+(op, case, dtype). Every case checks the contracts of docs/hifloat4.md C1-C5 (shapes, dtypes, the input's
 device, contiguous outputs) and bitwise equality with :mod:`amct_ops.hifloat4_cast.reference`,
-computed on the CPU. The worked examples of spec A6 are also compared with the bytes and values
+computed on the CPU. The worked examples of docs/hifloat4.md A6 are also compared with the bytes and values
 written in the spec, so that a reference bug cannot hide an op bug.
 
 Cases: the A6 examples (all-2.0 block -> B9 FF FF FF / 66 / 1.875, zero block, poisoned blocks),

@@ -17,7 +17,8 @@ def encode_to_hifloat8(x, *, out=None):
 
     ``out``: an optional uint8 tensor on ``x``'s device to write the codes into and return, of
     ``x``'s shape or with no elements (then it is resized to ``x``'s shape); any other shape
-    raises RuntimeError. A warm ``out`` saves the page faults of a fresh output.
+    raises RuntimeError. Any strides; it may not share memory with ``x``. A warm ``out`` saves
+    the page faults of a fresh output.
     """
     if out is None:
         return torch.ops.amct.encode_to_hifloat8(x)

@@ -11,7 +11,7 @@ integer bit views: it calls no compiled code and no ``torch.ops.amct``, and it i
 
 All functions accept any shape (0-d and empty included) and any strides, and return a contiguous
 tensor of the input's shape on the input's device. Wrong dtypes raise the RuntimeError messages of
-spec C5. The functions never track gradients.
+docs/hifloat8.md C5. The functions never track gradients.
 
 Internally every bit pattern is held in an int64 tensor as an *unsigned* value (an fp32 pattern
 is in [0, 2**32)), so shifts and masks never meet a sign bit.
@@ -72,7 +72,7 @@ def _from_unsigned_bits(bits, dtype):
 # ---------------------------------------------------------------------------------------------
 
 def _widen_fp16(h):
-    """A4.1, fp16: widen exactly. Subnormals are normalised; exponent 31 becomes 255.
+    """A4 (widening), fp16: widen exactly. Subnormals are normalised; exponent 31 becomes 255.
 
     ``h`` holds fp16 patterns (0..0xFFFF); the result holds the fp32 patterns of the same values.
     """
@@ -105,7 +105,7 @@ def _widen_fp16(h):
 
 
 def _widen_bf16(b):
-    """A4.1, bf16: append 16 zero bits, except that bf16 subnormals (and -0) become +0."""
+    """A4 (widening), bf16: append 16 zero bits, except that bf16 subnormals (and -0) become +0."""
     subnormal_or_zero = (b & 0x7F80) == 0
     return torch.where(subnormal_or_zero, torch.zeros_like(b), b << 16)
 
@@ -143,12 +143,12 @@ def _assemble_normal(e, q):
 
 def _magnitude_code(u):
     """A4 steps 2-3: the magnitude code MAG (0..0x7F, or 0x80 for NaN) of fp32 patterns ``u``."""
-    # A4.2 Split.
+    # A4 (split) Split.
     F = (u >> 23) & 0xFF
     f = u & 0x7FFFFF
     e = F - 127
 
-    # A4.3 Normal rounding, for -15 <= e <= 14.
+    # A4 (denormal band) Normal rounding, for -15 <= e <= 14.
     w = _mantissa_bits(e.abs())
     t = f >> (22 - w)                  # the top w+1 fraction bits; the low bit is the guard bit
     guard = t & 1                      # nothing below the guard bit is examined
@@ -161,12 +161,12 @@ def _magnitude_code(u):
     # A carry from 14 to 15 gives 6E (the assembly would produce it too; spelled out here).
     mag_normal = torch.where(e_round == 15, CODE_MAX, mag_normal)
 
-    # A4.3 Denormal band, -22 <= e <= -16: k = e + 23 + g (g = bit 22 of f); k = 8 means 7E.
+    # A4 (denormal band) Denormal band, -22 <= e <= -16: k = e + 23 + g (g = bit 22 of f); k = 8 means 7E.
     g = (f >> 22) & 1
     k = e + 23 + g
     mag_denormal = torch.where(k == 8, CODE_MIN_NORMAL, k)
 
-    # A4.3 condition table, applied from the bottom row up so that earlier rows take priority.
+    # A4 (denormal band) condition table, applied from the bottom row up so that earlier rows take priority.
     mag = mag_normal                                                    # -15 <= e <= 14
     mag = torch.where((e >= -22) & (e <= -16), mag_denormal, mag)       # denormal band
     mag = torch.where(e == -23, 0x01, mag)                              # e = -23 -> 01
@@ -277,9 +277,9 @@ def encode_to_hifloat8_ref(x):
             f"got {_dtype_name(x.dtype)}"
         )
     h = _bits_unsigned(x)
-    # A4.1 widen to an fp32 pattern.
+    # A4 (widening) widen to an fp32 pattern.
     u = _widen_fp16(h) if x.dtype == torch.float16 else _widen_bf16(h)
-    # A4.2-4 split, magnitude code, sign.
+    # A4 (split)-4 split, magnitude code, sign.
     return _encode_fp32_patterns(u).to(torch.uint8)
 
 
@@ -319,7 +319,7 @@ def hifloat8_fake_quant_ref(x):
             "hifloat8_fake_quant: input dtype must be float16, bfloat16 or float32, "
             f"got {_dtype_name(x.dtype)}"
         )
-    # C4 fp32: A4 steps 2-4 on the fp32 pattern as it is (A4.1, "fp32 is used as it is").
+    # C4 fp32: A4 steps 2-4 on the fp32 pattern as it is (A4 (widening), "fp32 is used as it is").
     codes = _encode_fp32_patterns(_bits_unsigned(x))
     table = _decode_tables()[torch.float32].to(x.device)
     return _from_unsigned_bits(table[codes], torch.float32)

@@ -1,7 +1,7 @@
 """Self-test of the hifloat8_cast operators, run by ``python -m amct_ops selftest``.
 
 Follows the op-package protocol of :mod:`amct_ops._cli`: :func:`run` returns one result dict per
-(op, case, dtype). Every case is checked for the contracts of spec C1-C4 (output shape = input
+(op, case, dtype). Every case is checked for the contracts of docs/hifloat8.md C1-C4 (output shape = input
 shape, contract dtype, input's device, contiguous) and for bitwise equality with
 :mod:`amct_ops.hifloat8_cast.reference`, computed on the CPU. Some cases also compare with values
 copied from the spec tables (A6, Appendix A), so that a reference bug cannot hide an op bug.

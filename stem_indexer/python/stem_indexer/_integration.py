@@ -1,4 +1,4 @@
-"""Optional integrations: the torch_npu attributes and the torchair GE converters (spec §7.4).
+"""Optional integrations: the torch_npu attributes and the torchair GE converters (docs/stem_indexer.md §7.4).
 
 Both are best effort: without torch_npu (or torchair) nothing happens and nothing is printed.
 The attachment works on any module object, so tests can pass a stand-in for torch_npu.
@@ -52,7 +52,7 @@ def attach_to_torch_npu():
 
 
 def _converters(register, ge):
-    """The two GE converters (IR order of spec §2.3), registered with torchair's decorator."""
+    """The two GE converters (IR order of §2), registered with torchair's decorator."""
     import torch
 
     @register(torch.ops.amct.npu_stem_indexer.default)

@@ -1,6 +1,6 @@
 """Benchmark of npu_stem_indexer: ``python -m amct_ops bench stem_indexer``.
 
-Case (spec §7.1 / the issue): B=1, Nq=32, Nk=4, q = kv = prompt tokens (8K, 32K, 128K by
+Case (the CPU time limits of docs/stem_indexer.md §7.1): B=1, Nq=32, Nk=4, q = kv = prompt tokens (8K, 32K, 128K by
 default), random inputs, causal (``--non-causal`` for the full mask), alpha 0.5. In the same run,
 with samples interleaved, it times:
 

@@ -1,4 +1,4 @@
-"""Documented wrappers over ``torch.ops.amct`` for the StemIndexer operators (spec stem_indexer.md)."""
+"""Documented wrappers over ``torch.ops.amct`` for the StemIndexer operators (docs/stem_indexer.md)."""
 import torch
 
 #: The torch.ops.amct operators of this package.

@@ -1,4 +1,4 @@
-"""Executable specification of the StemIndexer operators (spec stem_indexer.md §4, §5, §6, §8).
+"""Executable specification of the StemIndexer operators (docs/stem_indexer.md §4, §5, §6).
 
 Pure PyTorch and the standard library. This module is the test oracle: it transcribes the
 per-row semantics (§4), the dynamic Top-K budget with its single-rounding fused step (§5) and
@@ -172,7 +172,7 @@ def _visible(q_lens, kv_lens, b, i, causal):
 def compare_stem_indexer_outputs(actual, expected, qflat, kflat, vbias, q_seq_lens, kv_seq_lens, *,
                                  num_prompt_tokens=None, causal=True, topk_score_precision=1, exact=False,
                                  abs_tol=2.5e-5, rel_tol=1e-3, max_exceed_ratio=5e-3):
-    """Checks ``actual`` against ``expected`` (both (sparse_indices, sparse_seq_len)) by the §8 rules.
+    """Checks ``actual`` against ``expected`` (both (sparse_indices, sparse_seq_len)).
 
     Raises AssertionError naming the first bad row. ``exact=True`` requires identical ordered
     prefixes; otherwise Top-K set differences are tolerated near the boundary score.

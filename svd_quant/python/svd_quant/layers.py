@@ -1,4 +1,4 @@
-"""Weight preparation for SVDQuant (spec A6): ``decompose`` and the ``SVDQuantLinear`` module.
+"""Weight preparation for SVDQuant (docs/mxfp4.md, Weight preparation): ``decompose`` and the ``SVDQuantLinear`` module.
 
 Standard SVDQuant for ``y = x W^T`` (W of shape (N, K)): optional smoothing ``x/lambda``,
 ``W diag(lambda)`` (activation outliers migrate into the weight); a truncated SVD of the

@@ -20,9 +20,10 @@ def mxfp4_quantize(input, round_mode="round", *, out=None):
     shape ``(*lead, ceil(K/64), 2)`` (one byte per block; a pad byte 0x00 ends each row when K/32
     is odd). Bit-exact on every backend. Not differentiable.
 
-    ``out=(codes, scales)`` writes into existing tensors and returns them: contiguous, on
-    ``input``'s device, codes uint8 or ``torch.float4_e2m1fn_x2``, scales uint8 or
-    ``torch.float8_e8m0fnu``, each of exactly the result's shape or without elements (then resized).
+    ``out=(codes, scales)`` writes into existing tensors and returns them: on ``input``'s device,
+    codes uint8 or ``torch.float4_e2m1fn_x2``, scales uint8 or ``torch.float8_e8m0fnu``, each of
+    exactly the result's shape or without elements (then resized), any strides, sharing no memory
+    with ``input`` or each other.
     """
     if out is not None:
         codes, scales = out
@@ -38,9 +39,9 @@ def mxfp4_dequantize(codes, scales, dtype=None, *, out=None):
     exact in float32 and rounded to nearest-even to ``dtype`` (bfloat16 when None, float16 or
     float32); scale 0xFF gives NaN, the pad byte is ignored. Not differentiable.
 
-    ``out=`` writes into an existing tensor and returns it: contiguous, on ``codes``' device, of
-    dtype ``dtype`` (bfloat16 when None), of exactly the result's shape or without elements (then
-    resized).
+    ``out=`` writes into an existing tensor and returns it: on ``codes``' device, of dtype
+    ``dtype`` (bfloat16 when None), of exactly the result's shape or without elements (then
+    resized), any strides, sharing no memory with ``codes`` or ``scales``.
     """
     if out is not None:
         return torch.ops.amct.mxfp4_dequantize.out(codes, scales, dtype, out=out)

@@ -5,7 +5,7 @@ Follows the op-package protocol of :mod:`amct_ops._cli`: :func:`run` returns one
 (:mod:`amct_ops.svd_quant.reference`) runs on the CPU. Checked contracts: output shapes, dtypes,
 device, contiguity; quantize and dequantize bit-exact against the reference (plus the spec's
 first worked example byte for byte), every quantize case run twice on the CPU: by the op (native
-code) and by the AscendC kernel through the kernel sim (``_mxfp4_quantize_emulated``); svd_quant within the spec's A7 norm bounds of the float64
+code) and by the AscendC kernel through the kernel sim (``_mxfp4_quantize_emulated``); svd_quant within the docs/mxfp4.md A7 norm bounds of the float64
 golden and within 1 bf16 ulp when the low-rank branch is zero.
 
 Cases: the A2 worked example, seeded random data with per-block magnitudes 2^U(-20, 20) in the
