@@ -362,18 +362,26 @@ class IndependenceTest(unittest.TestCase):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()
         with _sim.sim_platform(4, 4096):
-            with self.assertRaisesRegex(RuntimeError, "npu_stem_indexer: a row with 253 candidate blocks"):
+            with self.assertRaisesRegex(RuntimeError, r"npu_stem_indexer: kflat.size\(2\) \(maxKb\) must be at most "
+                                        r"\d+ for the NPU kernel's row buffers in 4096 bytes of UB, but got 261"):
                 run_emulated(case, inputs)
             # The native selection has no UB: the CPU op does not depend on the sim platform.
             assert_same(self, run_op(case, inputs), run_ref(case, inputs), "A25 CPU op with a 4 KB sim UB")
 
     def test_tiling_hook(self):
-        blocks, lanes, budget, used = torch.ops.amct._stem_indexer_tiling(100, 1000)
+        """Row buffers of whole 256-block chunks covering maxKb; two vector blocks per cube core,
+        at most one cube core per metadata slot (36); up to 4 rows per key group within the UB."""
+        blocks, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(1000)
         self.assertEqual(lanes, 1024)
         self.assertLessEqual(used, budget)
+        self.assertEqual(rows, 4)
         cores = _sim.get_platform()[0]
-        per_core = max(-(-100 // cores), 16)
-        self.assertEqual(blocks, -(-100 // per_core))
+        self.assertEqual(blocks, 2 * max(1, min(cores // 2, 36)))
+        with _sim.sim_platform(100, 0):
+            self.assertEqual(torch.ops.amct._stem_indexer_tiling(1000)[0], 72)
+        _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
+        self.assertEqual((lanes, rows), (7936, 1))
+        self.assertLessEqual(used, budget)
 
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
