@@ -173,10 +173,11 @@ struct Kth {
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
-constexpr uint32_t kScalarSumRepeats = 8;
+constexpr uint32_t kScalarSumRepeats = 2;
 // Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
-// 32-bit word); longer rows with Select + WholeReduceSum.
-constexpr uint32_t kScalarCountLanes = 1024;
+// 32-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
+// than the 17-cycle scalar UB reads of more than 8 mask words.
+constexpr uint32_t kScalarCountLanes = 256;
 
 // A Top-K row of the current group.
 struct GroupRow {

@@ -175,9 +175,25 @@ def _notes(results, args, causal):
     return notes
 
 
+DECODE_BATCH, DECODE_KV = 32, 64 << 10  # the decode case of --npu-estimate: B=32, one query token, kv 64K
+
+
+def _decode_inputs(seed):
+    blocks = DECODE_KV // 128
+    g = torch.Generator().manual_seed(seed)
+    qflat = (torch.rand(DECODE_BATCH, NQ, 1, 2048, generator=g) * 2 - 1).to(torch.bfloat16)
+    kflat = (torch.rand(DECODE_BATCH, NK, blocks, 2048, generator=g) * 2 - 1).to(torch.bfloat16)
+    vbias = torch.rand(DECODE_BATCH, NK, blocks, generator=g) * 2 - 1
+    q_lens = torch.ones(DECODE_BATCH, dtype=torch.int32)
+    kv_lens = torch.full((DECODE_BATCH,), DECODE_KV, dtype=torch.int32)
+    return qflat, kflat, vbias, q_lens, kv_lens
+
+
 def npu_estimate(args):
-    """``--npu-estimate``: the AscendC selection kernel (run by ``_npu_stem_indexer_emulated``), estimated
-    by the kernel sim's cost model. The score matmuls (the cube part) are not modelled yet."""
+    """``--npu-estimate``: the fused AscendC kernel (run by ``_npu_stem_indexer_emulated``) at each prefill
+    size and at a decode shape (B=32, one query token, kv 64K), estimated by the kernel sim's cost model.
+    Its vector side only: the kernel still reads the fp32 dot products from GM (its cube stage is not
+    written yet), so the rows are the selection's time, not the op's."""
     sizes = sorted({n for g in args.sizes for n in g}) if args.sizes else bu.parse_sizes(
         QUICK_SIZES if args.quick else DEFAULT_SIZES)
     causal = not args.non_causal
@@ -189,8 +205,13 @@ def npu_estimate(args):
         cases.append((f"{tokens // 1024}K tokens{'' if causal else ' non-causal'}",
                       lambda q=qflat, k=kflat, v=vbias, ln=lens, m=md: emulated(
                           q, k, v, ln, ln, metadata=m, causal=causal, alpha=args.alpha)))
+    qflat, kflat, vbias, q_lens, kv_lens = _decode_inputs(args.seed)
+    md = npu_stem_indexer_metadata(q_lens, kv_lens, NQ, NK, causal=causal)
+    cases.append((f"decode B={DECODE_BATCH} kv {DECODE_KV // 1024}K",
+                  lambda q=qflat, k=kflat, v=vbias, ql=q_lens, kl=kv_lens, m=md: emulated(
+                      q, k, v, ql, kl, metadata=m, causal=causal, alpha=args.alpha)))
     return bu.npu_estimate_tables(
-        cases, args, "stem_indexer: estimated NPU time of the AscendC selection kernel per call",
-        notes=["stem_indexer: only the AscendC kernel (block scores -> budgeted Top-K selection, vector) is "
-               "estimated; the score matmuls are not modelled yet (no cube pipes in the model): the row is a "
-               "lower bound of the op, not its time."])
+        cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel's vector side per call",
+        notes=["stem_indexer: the fused kernel's vector side (lengths, budget, keys, Top-K select, GatherMask "
+               "emission) is estimated; it still reads the fp32 dot products from GM, as its cube stage "
+               "(bf16 score tiles into UB) is not written yet: the row is a lower bound of the op, not its time."])
