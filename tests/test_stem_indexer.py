@@ -8,7 +8,7 @@ check it against the spec's tables and an independent brute-force selection
     PYTHONPATH=staging python -m pytest tests/test_stem_indexer.py
 
 Skipped while ``amct_ops.stem_indexer`` is not built. The CPU op selects natively (spec §7.1);
-the AscendC selection kernel runs through the kernel sim as ``_npu_stem_indexer_emulated``, which
+the fused AscendC kernel runs through the kernel sim as ``_npu_stem_indexer_emulated``, which
 EmulatedKernelTest holds exactly to the CPU op (spec §13.4 "Emulated kernel").
 """
 import os
@@ -52,7 +52,7 @@ def run_op(case, inputs, metadata=None):
 
 
 def run_emulated(case, inputs, metadata=None):
-    """The AscendC selection kernel through the kernel sim (same arguments as the op)."""
+    """The fused AscendC kernel through the kernel sim (same arguments as the op)."""
     args, kw = sc.call_kwargs(case, inputs)
     md = metadata if metadata is not None else metadata_for(inputs, case.causal)
     return torch.ops.amct._npu_stem_indexer_emulated(*args, metadata=md, **kw)
@@ -386,7 +386,7 @@ class IndependenceTest(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class EmulatedKernelTest(unittest.TestCase):
-    """§13.4: the AscendC selection kernel in the sim is exact against the CPU op on every A-case
+    """§13.4: the fused AscendC kernel in the sim is exact against the CPU op on every A-case
     with maxKb <= 300 (all but A16 and A34), and R1 passes the reference with exact=False."""
 
     def test_acceptance_cases_with_at_most_300_key_blocks(self):

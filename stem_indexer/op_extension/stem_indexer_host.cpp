@@ -204,15 +204,12 @@ struct Tile {
   size_t first;  // into the batch's TopRow list
   size_t count;
   int64_t width;       // candidates of the widest row (its vis - 8)
-  int64_t dotsOffset;  // elements into the dots buffer of the kernel path: [G * count, width] row-major
 };
 
 struct Plan {
   std::vector<std::vector<TopRow>> rows;  // per batch
   std::vector<Tile> tiles;
-  int64_t dotsElements = 0;
   int64_t topRows = 0;
-  int64_t maxCandidates = 0;
 };
 
 // Keys of the CPU score kernel packed once per item (packKeysOnce): the floats of item b * Nk + n
@@ -268,11 +265,9 @@ Plan makePlan(const std::vector<int64_t>& qLen, const std::vector<int64_t>& kvLe
       int64_t width = 0;
       for (size_t k = start; k < end; ++k) width = std::max(width, rows[k].vis - kSink - kWin);
       for (int64_t n = 0; n < p.Nk; ++n) {
-        plan.tiles.push_back(Tile{b, n, start, end - start, width, plan.dotsElements});
-        plan.dotsElements += p.G * static_cast<int64_t>(end - start) * width;
+        plan.tiles.push_back(Tile{b, n, start, end - start, width});
       }
       plan.topRows += p.Nk * p.G * static_cast<int64_t>(end - start);
-      plan.maxCandidates = std::max(plan.maxCandidates, width);
       start = end;
     }
   }
@@ -468,9 +463,9 @@ void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at
   forEachTileBalanced<NativeScratch>(plan.tiles, work);
 }
 
-// Every element of both outputs on the CPU: -1, then 0..vis-1 on short-path rows; Top-K rows are
-// left to the selection when selectionWritesRows (the native path writes them whole).
-void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor& shortLen, bool selectionWritesRows) {
+// The rows of the CPU op that the native selection does not write: -1, then 0..vis-1 on
+// short-path rows (the selection writes the Top-K rows whole).
+void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor& shortLen) {
   const int64_t rows = seqLen.numel();
   const int64_t width = indices.size(3);
   int32_t* idx = indices.data_ptr<int32_t>();
@@ -479,7 +474,7 @@ void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor&
   const int64_t grain = std::max<int64_t>(64, (int64_t(1) << 18) / std::max<int64_t>(width, 1));  // ~1 MB per task
   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      if (selectionWritesRows && ll[r] != sl[r]) continue;  // a Top-K row
+      if (ll[r] != sl[r]) continue;  // a Top-K row
       int32_t* row = idx + r * width;
       const int32_t vis = sl[r];
       for (int32_t j = 0; j < vis; ++j) row[j] = j;
@@ -689,7 +684,7 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
                              shortLen.data_ptr<int32_t>());
   at::Tensor indices = at::empty({B, Nq, maxQb, maxKb}, opts);
   adviseHugePages(indices);
-  prefillCpu(indices, seqLenHost, shortLen, true);
+  prefillCpu(indices, seqLenHost, shortLen);
   if (plan.topRows > 0) scoreAndSelectCpu(plan, p, attrs.precision, indices);
   return {indices, seqLenHost};
 }

@@ -1,7 +1,8 @@
 // stem_indexer on the NPU (PrivateUse1, ascend950 only): the shared host logic (validation, the
-// score matmuls of the visible blocks through torch_npu's ATen matmul, the row table) with the
-// AscendC selection kernel. The metadata generator runs on the host (a D2H copy of the lengths),
-// so it is not capturable in a graph. Built only with CANN for dav-3510; compiled with
+// -1 / 0 fills of the outputs on the device, and, until the kernel's cube stage exists, one ATen
+// matmul per kv head for the dot products, which copies the lengths to the host) with the fused
+// AscendC kernel, which reads the lengths and the metadata on the device. The metadata generator
+// runs on the host (a D2H copy of the lengths), so it is not capturable in a graph. Built only with CANN for dav-3510; compiled with
 // -fsyntax-only against torch_npu's headers in CI. Compiles, not validated on hardware.
 #include <torch/library.h>
 
