@@ -22,6 +22,7 @@ Bars: at 128K tokens, op <= 1.5x matmul; at 8K, op >= 20x faster than the refere
 This is a script, not a test: nothing here runs in the test suite.
 """
 import concurrent.futures
+import json
 
 import torch
 
@@ -210,8 +211,26 @@ def npu_estimate(args):
     cases.append((f"decode B={DECODE_BATCH} kv {DECODE_KV // 1024}K",
                   lambda q=qflat, k=kflat, v=vbias, ql=q_lens, kl=kv_lens, m=md: emulated(
                       q, k, v, ql, kl, metadata=m, causal=causal, alpha=args.alpha)))
-    return bu.npu_estimate_tables(
+    out = bu.npu_estimate_tables(
         cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel's vector side per call",
         notes=["stem_indexer: the fused kernel's vector side (lengths, budget, keys, Top-K select, GatherMask "
                "emission) is estimated; it still reads the fp32 dot products from GM, as its cube stage "
-               "(bf16 score tiles into UB) is not written yet: the row is a lower bound of the op, not its time."])
+               "(bf16 score tiles into UB) is not written yet: the row is a lower bound of the op, not its time.",
+               "stem_indexer 'bare score matmul' rows: torch.ops.amct._sim_matmul_estimate of one plain bf16 "
+               "(M x 2048) x (2048 x N) matmul with the FLOPs of the case's visible blocks (M = Nq * query blocks, "
+               "N = the mean visible key blocks per row); it shares one B across all rows, so it reads less GM "
+               "than the per-kv-head, per-batch score matmuls do (decode above all): a compute floor."])
+    cases_mm = [(f"{t // 1024}K tokens", NQ * (t // 128), _mean_visible(t // 128, causal)) for t in sizes]
+    cases_mm.append((f"decode B={DECODE_BATCH} kv {DECODE_KV // 1024}K", DECODE_BATCH * NQ, DECODE_KV // 128))
+    for label, m, n in cases_mm:
+        record = json.loads(torch.ops.amct._sim_matmul_estimate(args.soc, m, 2048, n))
+        out["tables"][0]["rows"] += bu._estimate_rows(f"{label}: bare score matmul {m}x2048x{n}", [record])
+        out["results"].append({"case": f"{label}: bare score matmul", **record})
+    return out
+
+
+def _mean_visible(blocks, causal):
+    """Mean visible key blocks per query-block row (q = kv = blocks), rounded to the nearest block."""
+    if not causal:
+        return blocks
+    return (blocks + 1) // 2
