@@ -133,9 +133,11 @@ class ProbeKernelTest(_ProgramTest):
 
 
 class StemKernelBoundsTest(_ProgramTest):
-    """The stem_indexer kernel bounds its writes per row by itself: a crafted row table (K above
-    the candidates, the row and kMaxK; candidates above the UB capacity; K = 0) never makes it
-    write past a row (also under strict sync)."""
+    """The stem_indexer kernel stays inside its outputs' rows by itself: a crafted metadata table
+    (sections above B * Nk, records past and outside the grid, a negative one) and out-of-contract
+    lengths (clamped Qb/Kb, K = 1 and K = 0 from short prompts) never make it write outside the
+    outputs or past L elements of a row (also under strict sync); its Top-K budget equals the
+    spec's std::fmaf formula for every P <= 3000 and row p."""
 
     program = "test_stem_kernel_bounds"
 
@@ -144,8 +146,11 @@ class StemKernelBoundsTest(_ProgramTest):
 
     def test_crafted_rows(self):
         for prefix in ("stem_bounds_", "stem_bounds_strict_"):
-            self.assertChecks([prefix + name for name in ("launch", "k_above_room_and_candidates",
-                                                          "candidates_above_capacity", "k_zero", "k_above_max_k")])
+            self.assertChecks([prefix + name for name in ("launch", "guards_untouched", "lengths",
+                                                          "rows_within_L")])
+
+    def test_budget(self):
+        self.assertChecks(["stem_budget_fused_step", "stem_budget_spec_example"])
 
 
 class SimReduceNamesTest(_ProgramTest):

@@ -162,8 +162,10 @@ class CliTest(unittest.TestCase):
                 notes = " ".join(d["notes"])
                 self.assertIn("ESTIMATES", notes)
                 self.assertIn("never measurements", notes)
-                if pkg in ("svd_quant", "stem_indexer"):
+                if pkg == "svd_quant":
                     self.assertIn("not modelled yet", notes)
+                if pkg == "stem_indexer":  # the kernel's cube stage is missing, and the note says so
+                    self.assertIn("cube stage (bf16 score tiles into UB) is not written yet", notes)
 
     def test_markdown_for_950(self):
         self.assertEqual(self.text.returncode, 0, self.text.stderr[-3000:])

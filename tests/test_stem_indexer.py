@@ -8,7 +8,7 @@ check it against the spec's tables and an independent brute-force selection
     PYTHONPATH=staging python -m pytest tests/test_stem_indexer.py
 
 Skipped while ``amct_ops.stem_indexer`` is not built. The CPU op selects natively (spec §7.1);
-the AscendC selection kernel runs through the kernel sim as ``_npu_stem_indexer_emulated``, which
+the fused AscendC kernel runs through the kernel sim as ``_npu_stem_indexer_emulated``, which
 EmulatedKernelTest holds exactly to the CPU op (spec §13.4 "Emulated kernel").
 """
 import os
@@ -52,7 +52,7 @@ def run_op(case, inputs, metadata=None):
 
 
 def run_emulated(case, inputs, metadata=None):
-    """The AscendC selection kernel through the kernel sim (same arguments as the op)."""
+    """The fused AscendC kernel through the kernel sim (same arguments as the op)."""
     args, kw = sc.call_kwargs(case, inputs)
     md = metadata if metadata is not None else metadata_for(inputs, case.causal)
     return torch.ops.amct._npu_stem_indexer_emulated(*args, metadata=md, **kw)
@@ -362,23 +362,31 @@ class IndependenceTest(unittest.TestCase):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()
         with _sim.sim_platform(4, 4096):
-            with self.assertRaisesRegex(RuntimeError, "npu_stem_indexer: a row with 253 candidate blocks"):
+            with self.assertRaisesRegex(RuntimeError, r"npu_stem_indexer: kflat.size\(2\) \(maxKb\) must be at most "
+                                        r"\d+ for the NPU kernel's row buffers in 4096 bytes of UB, but got 261"):
                 run_emulated(case, inputs)
             # The native selection has no UB: the CPU op does not depend on the sim platform.
             assert_same(self, run_op(case, inputs), run_ref(case, inputs), "A25 CPU op with a 4 KB sim UB")
 
     def test_tiling_hook(self):
-        blocks, lanes, budget, used = torch.ops.amct._stem_indexer_tiling(100, 1000)
+        """Row buffers of whole 256-block chunks covering maxKb; two vector blocks per cube core,
+        at most one cube core per metadata slot (36); up to 4 rows per key group within the UB."""
+        blocks, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(1000)
         self.assertEqual(lanes, 1024)
         self.assertLessEqual(used, budget)
+        self.assertEqual(rows, 4)
         cores = _sim.get_platform()[0]
-        per_core = max(-(-100 // cores), 16)
-        self.assertEqual(blocks, -(-100 // per_core))
+        self.assertEqual(blocks, 2 * max(1, min(cores // 2, 36)))
+        with _sim.sim_platform(100, 0):
+            self.assertEqual(torch.ops.amct._stem_indexer_tiling(1000)[0], 72)
+        _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
+        self.assertEqual((lanes, rows), (7936, 1))
+        self.assertLessEqual(used, budget)
 
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class EmulatedKernelTest(unittest.TestCase):
-    """§13.4: the AscendC selection kernel in the sim is exact against the CPU op on every A-case
+    """§13.4: the fused AscendC kernel in the sim is exact against the CPU op on every A-case
     with maxKb <= 300 (all but A16 and A34), and R1 passes the reference with exact=False."""
 
     def test_acceptance_cases_with_at_most_300_key_blocks(self):

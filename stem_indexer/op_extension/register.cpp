@@ -12,8 +12,9 @@
 #include "amct_sim_glue.h"
 #include "stem_indexer_host.h"
 
-extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias, uint8_t* rows,
-                                         uint8_t* out, uint8_t* tiling);
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias,
+                                         uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt, uint8_t* metadata,
+                                         uint8_t* indices, uint8_t* seqLen, uint8_t* tiling);
 
 namespace {
 
@@ -21,12 +22,17 @@ using amct::bytePtr;
 using amct::simRegion;
 using amct::stem::Attributes;
 
-void simLaunch(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias, const at::Tensor& rows,
-               const at::Tensor& out, const at::Tensor& tiling) {
-  amct_sim::GmScope scope{simRegion(dots, false), simRegion(vbias, false), simRegion(rows, false),
-                          simRegion(out, true), simRegion(tiling, false)};
-  amct_stem_indexer_launch(blockDim, nullptr, bytePtr(dots), bytePtr(vbias), bytePtr(rows), bytePtr(out),
-                           bytePtr(tiling));
+void simLaunch(const amct::stem::KernelArgs& a) {
+  // prompt is kvLens itself when num_prompt_tokens is absent: one region.
+  const bool ownPrompt = a.prompt.data_ptr() != a.kvLens.data_ptr();
+  amct_sim::GmScope scope{simRegion(a.dots, false),     simRegion(a.vbias, false),
+                          simRegion(a.qLens, false),    simRegion(a.kvLens, false),
+                          simRegion(ownPrompt ? a.prompt : a.qLens, false),
+                          simRegion(a.metadata, false), simRegion(a.indices, true),
+                          simRegion(a.seqLen, true),    simRegion(a.tiling, false)};
+  amct_stem_indexer_launch(a.blockDim, nullptr, bytePtr(a.dots), bytePtr(a.vbias), bytePtr(a.qLens), bytePtr(a.kvLens),
+                           bytePtr(a.prompt), bytePtr(a.metadata), bytePtr(a.indices), bytePtr(a.seqLen),
+                           bytePtr(a.tiling));
 }
 
 Attributes attributes(bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha, int64_t initialBlocks,
@@ -71,14 +77,13 @@ at::Tensor budgetsForTest(int64_t P, int64_t Qb, int64_t Kb, double alpha) {
   return out;
 }
 
-// Test hook: the selection kernel's tiling for (rows, candidates) on the current sim platform, as
-// [blockNum, maxLanes, ubBudget, ubUsed].
-std::vector<int64_t> tilingForTest(int64_t rows, int64_t candidates) {
-  TORCH_CHECK(rows > 0 && candidates > 0, "_stem_indexer_tiling: rows and candidates must be positive, got ", rows,
-              " and ", candidates);
-  amct_stem::StemTiling t = amct::stem::computeTiling(static_cast<uint64_t>(rows), static_cast<uint32_t>(candidates),
-                                                      1, amct::simPlatformFacts());
-  return {t.blockNum, t.maxLanes, t.ubBudget, t.ubUsed};
+// Test hook: the kernel's tiling for maxKb key blocks (B = 1, Nq 32, Nk 2) on the current sim
+// platform, as [blockNum, rowLanes, groupRows, ubBudget, ubUsed].
+std::vector<int64_t> tilingForTest(int64_t maxKb) {
+  TORCH_CHECK(maxKb > 0, "_stem_indexer_tiling: maxKb must be positive, got ", maxKb);
+  amct_stem::StemTiling t = amct::stem::computeTiling(1, 32, 2, 1, maxKb, Attributes{}, true,
+                                                      amct::stem::metadataCapacity(1, 2), amct::simPlatformFacts());
+  return {t.blockNum, t.rowLanes, t.groupRows, t.ubBudget, t.ubUsed};
 }
 
 // Test hook: the §7.1 query tile in rows (see setTileRowsForTest).
@@ -97,7 +102,7 @@ int64_t tileRowsForTest(int64_t rows) { return amct::stem::setTileRowsForTest(ro
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_stem_indexer_budgets(int P, int Qb, int Kb, float alpha) -> Tensor", &budgetsForTest);
-  m.def("_stem_indexer_tiling(int rows, int candidates) -> int[]", &tilingForTest);
+  m.def("_stem_indexer_tiling(int maxKb) -> int[]", &tilingForTest);
   m.def("_stem_indexer_tile_rows(int rows) -> int", &tileRowsForTest);
   m.def("_stem_indexer_scores(Tensor queries, Tensor keys, bool portable=False) -> Tensor",
         &amct::stem::scoresForTest);

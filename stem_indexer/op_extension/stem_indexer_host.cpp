@@ -28,8 +28,7 @@ constexpr int64_t kSink = amct_stem::kSink;
 constexpr int64_t kWin = amct_stem::kWindow;
 constexpr int64_t kDim = 2048;
 constexpr int64_t kMaxBatch = 65536;
-constexpr uint32_t kMasks = 5;      // the kernel's mask buffers
-constexpr uint64_t kMinRowsPerCore = 16;  // fewer would not pay for a core's set-up
+constexpr uint32_t kMasks = 6;      // the kernel's mask buffers
 constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // keys packed once per item up to this size
 
 // Metadata layout (§6).
@@ -205,15 +204,12 @@ struct Tile {
   size_t first;  // into the batch's TopRow list
   size_t count;
   int64_t width;       // candidates of the widest row (its vis - 8)
-  int64_t dotsOffset;  // elements into the dots buffer of the kernel path: [G * count, width] row-major
 };
 
 struct Plan {
   std::vector<std::vector<TopRow>> rows;  // per batch
   std::vector<Tile> tiles;
-  int64_t dotsElements = 0;
   int64_t topRows = 0;
-  int64_t maxCandidates = 0;
 };
 
 // Keys of the CPU score kernel packed once per item (packKeysOnce): the floats of item b * Nk + n
@@ -269,11 +265,9 @@ Plan makePlan(const std::vector<int64_t>& qLen, const std::vector<int64_t>& kvLe
       int64_t width = 0;
       for (size_t k = start; k < end; ++k) width = std::max(width, rows[k].vis - kSink - kWin);
       for (int64_t n = 0; n < p.Nk; ++n) {
-        plan.tiles.push_back(Tile{b, n, start, end - start, width, plan.dotsElements});
-        plan.dotsElements += p.G * static_cast<int64_t>(end - start) * width;
+        plan.tiles.push_back(Tile{b, n, start, end - start, width});
       }
       plan.topRows += p.Nk * p.G * static_cast<int64_t>(end - start);
-      plan.maxCandidates = std::max(plan.maxCandidates, width);
       start = end;
     }
   }
@@ -287,28 +281,6 @@ int64_t outOffset(const Problem& p, const Tile& t, int64_t g, const TopRow& row)
 
 // Element offset of vbias[b, n, kSink].
 int64_t biasOffset(const Problem& p, const Tile& t) { return (t.b * p.Nk + t.n) * p.maxKb + kSink; }
-
-// The row table of the selection kernel (stem_indexer_tiling.h), in tile order.
-void fillRowTable(const Plan& plan, const Problem& p, at::Tensor& table) {
-  int64_t* w = table.data_ptr<int64_t>();
-  int64_t r = 0;
-  for (const Tile& t : plan.tiles) {
-    const std::vector<TopRow>& rows = plan.rows[t.b];
-    for (int64_t g = 0; g < p.G; ++g) {
-      for (size_t k = 0; k < t.count; ++k) {
-        const TopRow& row = rows[t.first + k];
-        int64_t* e = w + r * amct_stem::kRowFields;
-        std::fill(e, e + amct_stem::kRowFields, 0);
-        e[amct_stem::kDotsOffset] = t.dotsOffset + (g * static_cast<int64_t>(t.count) + static_cast<int64_t>(k)) * t.width;
-        e[amct_stem::kBiasOffset] = biasOffset(p, t);
-        e[amct_stem::kOutOffset] = outOffset(p, t, g, row);
-        e[amct_stem::kCandidates] = row.vis - kSink - kWin;
-        e[amct_stem::kTopK] = row.K;
-        ++r;
-      }
-    }
-  }
-}
 
 // The fp32 scratch buffers of a CPU tile: its packed keys and its scores.
 enum ScratchSlot { kKeyScratch = 0, kScoreScratch, kScratchSlots };
@@ -358,14 +330,6 @@ void scoreTileCpu(const Tile& t, const Plan& plan, const Problem& p, const Packe
     keys = buf.data_ptr<float>();
   }
   sequentialScores(q, keys, t.width, out, t.width);
-}
-
-// The score matmul of one tile on the NPU: out[G * count, width] = Q_fp32 @ K_fp32[4 : 4 + width]^T
-// with ATen (the cube unit), converted per tile.
-void scoreTileDevice(const Tile& t, const Plan& plan, const Problem& p, at::Tensor out) {
-  const at::Tensor q32 = tileQueries(t, plan, p).to(at::kFloat).reshape({p.G * static_cast<int64_t>(t.count), kDim});
-  const at::Tensor k32 = candidateKeys(p, t.b, t.n, t.width).squeeze(0).to(at::kFloat);
-  at::mm_out(out, q32, k32.t());
 }
 
 // The keys of every item with several tiles, packed once per item (not once per tile) on the CPU
@@ -499,39 +463,9 @@ void scoreAndSelectCpu(const Plan& plan, const Problem& p, int64_t precision, at
   forEachTileBalanced<NativeScratch>(plan.tiles, work);
 }
 
-// The kernel path (the NPU, and the emulated kernel on the CPU): every tile's scores into one dots
-// buffer, then the selection kernel over the row table.
-void scoreAndSelectKernel(const Plan& plan, const Problem& p, const Attributes& attrs, const Backend& backend,
-                          at::Tensor& indices) {
-  // The tiling first: a row beyond the kernel's capacity fails before any matmul.
-  amct_stem::StemTiling tiling = computeTiling(static_cast<uint64_t>(plan.topRows),
-                                               static_cast<uint32_t>(plan.maxCandidates), attrs.precision,
-                                               backend.facts);
-  tiling.rowLength = static_cast<uint32_t>(p.maxKb);  // the kernel's bound on what it writes per row
-  at::Tensor dots = at::empty({plan.dotsElements}, p.q.options().dtype(at::kFloat));
-  auto dotsOf = [&](const Tile& t) {
-    return dots.narrow(0, t.dotsOffset, p.G * static_cast<int64_t>(t.count) * t.width)
-        .view({p.G * static_cast<int64_t>(t.count), t.width});
-  };
-  if (p.q.device().is_cpu()) {
-    adviseHugePages(dots);  // written once by the matmuls: fewer page faults
-    const PackedKeys packed = packKeysOnce(plan, p);
-    struct NoState {};
-    forEachTileBalanced<NoState>(
-        plan.tiles, [&](const Tile& t, NoState&) { scoreTileCpu(t, plan, p, packed, dotsOf(t).data_ptr<float>()); });
-  } else {
-    for (const Tile& t : plan.tiles) scoreTileDevice(t, plan, p, dotsOf(t));
-  }
-  at::Tensor table = at::empty({plan.topRows, static_cast<int64_t>(amct_stem::kRowFields)},
-                               at::TensorOptions().dtype(at::kLong));
-  fillRowTable(plan, p, table);
-  at::Tensor rowsDev = p.q.device().is_cpu() ? table : table.to(p.q.device());
-  backend.launch(tiling.blockNum, dots, p.vb, rowsDev, indices, tilingTensor(tiling));
-}
-
-// Every element of both outputs on the CPU: -1, then 0..vis-1 on short-path rows; Top-K rows are
-// left to the selection when selectionWritesRows (the native path writes them whole).
-void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor& shortLen, bool selectionWritesRows) {
+// The rows of the CPU op that the native selection does not write: -1, then 0..vis-1 on
+// short-path rows (the selection writes the Top-K rows whole).
+void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor& shortLen) {
   const int64_t rows = seqLen.numel();
   const int64_t width = indices.size(3);
   int32_t* idx = indices.data_ptr<int32_t>();
@@ -540,7 +474,7 @@ void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor&
   const int64_t grain = std::max<int64_t>(64, (int64_t(1) << 18) / std::max<int64_t>(width, 1));  // ~1 MB per task
   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      if (selectionWritesRows && ll[r] != sl[r]) continue;  // a Top-K row
+      if (ll[r] != sl[r]) continue;  // a Top-K row
       int32_t* row = idx + r * width;
       const int32_t vis = sl[r];
       for (int32_t j = 0; j < vis; ++j) row[j] = j;
@@ -549,11 +483,58 @@ void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor&
   });
 }
 
-void prefillDevice(at::Tensor& indices, const at::Tensor& shortLen) {
-  const int64_t width = indices.size(3);
-  at::Tensor ramp = at::arange(width, indices.options());
-  at::Tensor lens = shortLen.to(indices.device()).unsqueeze(-1);
-  indices.copy_(at::where(ramp.lt(lens), ramp, at::full({}, -1, indices.options())));
+// The dot products the kernel reads, [B * Nk, G * maxQb, maxKb] fp32: item bn2's row r = g * Qb + s1
+// (the plan's group-major rows) against its key blocks 0..Kb-1; other entries are never read.
+// Transitional: computed here from host lengths until the kernel's cube stage produces them.
+at::Tensor kernelDots(const Problem& p, const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens) {
+  const std::vector<int64_t> qLen = hostValues(qSeqLens);
+  const std::vector<int64_t> kvLen = hostValues(kvSeqLens);
+  at::Tensor dots = at::empty({p.B * p.Nk, p.G * p.maxQb, p.maxKb}, p.q.options().dtype(at::kFloat));
+  auto item = [&](int64_t bn2) {
+    const int64_t b = bn2 / p.Nk, n = bn2 % p.Nk;
+    const int64_t Qb = std::min(blocksOf(qLen[b]), p.maxQb), Kb = std::min(blocksOf(kvLen[b]), p.maxKb);
+    if (Qb <= 0 || Kb <= 0) return;
+    const at::Tensor q = p.q.select(0, b).narrow(0, n * p.G, p.G).narrow(1, 0, Qb);
+    const at::Tensor k = p.k.select(0, b).narrow(0, n, 1).narrow(1, 0, Kb);
+    if (p.q.device().is_cpu()) {
+      at::Tensor qHold, kHold;
+      at::Tensor packed = scratch(kKeyScratch, packedKeyFloats(Kb));
+      packKeys(bf16Rows(k, kHold), packed.data_ptr<float>());
+      sequentialScores(bf16Rows(q, qHold), packed.data_ptr<float>(), Kb, dots[bn2].data_ptr<float>(), p.maxKb);
+    } else {
+      at::Tensor out = dots[bn2].narrow(0, 0, p.G * Qb).narrow(1, 0, Kb);
+      out.copy_(at::mm(q.reshape({p.G * Qb, kDim}).to(at::kFloat), k.squeeze(0).to(at::kFloat).t()));
+    }
+  };
+  if (p.q.device().is_cpu()) {
+    at::parallel_for(0, p.B * p.Nk, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t bn2 = begin; bn2 < end; ++bn2) item(bn2);
+    });
+  } else {
+    for (int64_t bn2 = 0; bn2 < p.B * p.Nk; ++bn2) item(bn2);
+  }
+  return dots;
+}
+
+// The kernel path (the NPU, and the emulated kernel on the CPU): the outputs filled with -1 / 0 on
+// their device, then one launch that writes every row of the plan's tiles.
+std::tuple<at::Tensor, at::Tensor> runKernel(const Problem& p, const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens,
+                                             const std::optional<at::Tensor>& numPromptTokens,
+                                             const at::Tensor& metadata, const Attributes& attrs,
+                                             const Backend& backend) {
+  const amct_stem::StemTiling tiling = computeTiling(p.B, p.Nq, p.Nk, p.maxQb, p.maxKb, attrs, !numPromptTokens,
+                                                     metadata.size(0), backend.facts);
+  const at::Device dev = p.q.device();
+  at::TensorOptions opts = p.q.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
+  at::Tensor indices = at::full({p.B, p.Nq, p.maxQb, p.maxKb}, -1, opts);
+  at::Tensor seqLen = at::zeros({p.B, p.Nq, p.maxQb}, opts);
+  auto onDevice = [&](const at::Tensor& t) { return t.to(dev).contiguous(); };
+  const at::Tensor ql = onDevice(qSeqLens), kvl = onDevice(kvSeqLens);
+  const at::Tensor prompt = numPromptTokens ? onDevice(*numPromptTokens) : kvl;
+  const at::Tensor dots = kernelDots(p, qSeqLens, kvSeqLens);
+  backend.launch(KernelArgs{tiling.blockNum, dots, p.vb, ql, kvl, prompt, onDevice(metadata), indices, seqLen,
+                            tilingTensor(tiling)});
+  return {indices, seqLen};
 }
 
 }  // namespace
@@ -589,18 +570,24 @@ int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, d
   return std::min<int64_t>(budget, amct_stem::kMaxK);
 }
 
-uint64_t ubBytes(uint32_t maxLanes) {
-  const uint64_t w = maxLanes;
+uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
+  const uint64_t w = rowLanes;
+  const uint64_t n = static_cast<uint64_t>(groupRows) * amct_stem::kChunk;
+  const uint64_t repeats = w / 64;
   auto r32 = [](uint64_t v) { return roundUp(v, 32); };
-  uint64_t bytes = 2 * r32(4 * w);                                // dots and vbias queues
-  bytes += r32(4 * (amct_stem::kMaxK + kSink + kWin));             // output queue
-  bytes += 3 * r32(4 * w);                                        // hi, lo, ones
-  bytes += kMasks * r32(w / 8);                                   // compare masks
-  bytes += r32(w / 64 * 4) + r32((w / 64 / 64 + 1) * 4);          // sums
+  uint64_t bytes = 4 * n + 4 * amct_stem::kChunk;  // the score and vbias chunks
+  bytes += 2 * 4 * n;                              // two chunk scratch buffers
+  bytes += 2 * 4 * groupRows * w;                  // the group's hi digits and scores
+  bytes += 3 * 4 * w;                              // lo (also the emission slots), scratch, index ramp
+  bytes += kMasks * (std::max(w, n) / 8);          // compare masks
+  bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4) + r32(repeats * 4);  // sums, counts
+  bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
+  bytes += 32;                                     // one length
   return bytes;
 }
 
-amct_stem::StemTiling computeTiling(uint64_t rowCount, uint32_t maxCandidates, int64_t precision,
+amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t maxQb, int64_t maxKb,
+                                    const Attributes& attrs, bool promptFromKv, int64_t metadataWords,
                                     const PlatformFacts& facts) {
   // dav-2201 keeps [184 KB, 192 KB) for Select's scratch (modes 1/2, which the kernel uses).
 #if __NPU_ARCH__ == 3510
@@ -609,28 +596,41 @@ amct_stem::StemTiling computeTiling(uint64_t rowCount, uint32_t maxCandidates, i
   const uint64_t arch = 188416;
 #endif
   const uint64_t ub = std::min<uint64_t>(facts.ubBytes, arch);
-  const uint32_t lanes = static_cast<uint32_t>(roundUp(maxCandidates, amct_stem::kLaneQuantum));
-  // WholeReduceSum takes at most 255 repeats of 64 lanes per call.
-  uint32_t maxLanes = 0;
-  for (uint32_t w = amct_stem::kLaneQuantum; w <= 255 * 64; w += amct_stem::kLaneQuantum) {
-    if (ubBytes(w) <= ub) maxLanes = w;
+  const uint32_t lanes = static_cast<uint32_t>(roundUp(static_cast<uint64_t>(maxKb), amct_stem::kChunk));
+  uint32_t rows = 0;
+  for (uint32_t r = 1; r <= amct_stem::kMaxGroupRows; ++r) {
+    if (ubBytes(lanes, r) <= ub) rows = r;
   }
-  TORCH_CHECK(lanes <= maxLanes, kOp, ": a row with ", maxCandidates, " candidate blocks (vis - 8, from kv_seq_lens)",
-              " exceeds the selection kernel's capacity of ", maxLanes, " candidates with ", ub,
-              " bytes of UB; kv_seq_lens up to about ", (static_cast<uint64_t>(maxLanes) + 8) * 128,
-              " tokens are supported");
-  const uint64_t cores = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores, 65535));
-  const uint64_t perCore = std::max<uint64_t>(ceilDiv(rowCount, cores), kMinRowsPerCore);
-  const uint64_t blockNum = ceilDiv(rowCount, perCore);
+  uint64_t maxLanes = 0;
+  for (uint64_t w = amct_stem::kChunk; ubBytes(static_cast<uint32_t>(w), 1) <= ub; w += amct_stem::kChunk) maxLanes = w;
+  TORCH_CHECK(rows > 0, kOp, ": kflat.size(2) (maxKb) must be at most ", maxLanes,
+              " for the NPU kernel's row buffers in ", ub, " bytes of UB, but got ", maxKb);
+  // One cube core per two vector cores; the plan has kSlots slots, so more cores would idle.
+  const uint64_t sub = facts.aivCores >= amct_stem::kSubBlocks ? amct_stem::kSubBlocks : 1;
+  const uint64_t aic = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores / sub, amct_stem::kSlots));
   amct_stem::StemTiling t{};
-  t.blockNum = static_cast<uint32_t>(blockNum);
-  t.precision = static_cast<uint32_t>(precision);
-  t.rowCount = rowCount;
-  t.rowsPerCore = perCore;
-  t.rowsLastCore = rowCount - (blockNum - 1) * perCore;
-  t.maxLanes = lanes;
+  t.batch = static_cast<uint32_t>(B);
+  t.qHeads = static_cast<uint32_t>(Nq);
+  t.kvHeads = static_cast<uint32_t>(Nk);
+  t.group = static_cast<uint32_t>(Nq / Nk);
+  t.maxQb = static_cast<uint32_t>(maxQb);
+  t.maxKb = static_cast<uint32_t>(maxKb);
+  t.causal = attrs.causal ? 1 : 0;
+  t.precision = static_cast<uint32_t>(attrs.precision);
+  t.promptFromKv = promptFromKv ? 1 : 0;
+  t.aicNum = static_cast<uint32_t>(aic);
+  t.subBlocks = static_cast<uint32_t>(sub);
+  t.blockNum = static_cast<uint32_t>(aic * sub);
+  t.rowLanes = lanes;
+  t.groupRows = rows;
   t.ubBudget = static_cast<uint32_t>(ub);
-  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes));
+  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes, rows));
+  t.alpha = static_cast<float>(attrs.alpha);
+  t.rateMedium = static_cast<float>(attrs.rateMedium);
+  t.rateLarge = static_cast<float>(attrs.rateLarge);
+  t.biasMedium = static_cast<int32_t>(attrs.biasMedium);
+  t.biasLarge = static_cast<int32_t>(attrs.biasLarge);
+  t.metadataWords = static_cast<uint64_t>(metadataWords);
   return t;
 }
 
@@ -655,12 +655,12 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   const int64_t B = qflat.size(0), Nq = qflat.size(1), maxQb = qflat.size(2);
   const int64_t Nk = kflat.size(1), maxKb = kflat.size(2);
   const at::Tensor& promptT = numPromptTokens ? *numPromptTokens : kvSeqLens;
-  const std::vector<int64_t> qLen = hostValues(qSeqLens);
-  const std::vector<int64_t> kvLen = hostValues(kvSeqLens);
-  const std::vector<int64_t> prompt = hostValues(promptT);
   // S11: always on the CPU; on the NPU when the lengths are host tensors.
   const bool checkLengths = !backend.npu || (qSeqLens.device().is_cpu() && kvSeqLens.device().is_cpu() &&
                                              promptT.device().is_cpu());
+  const std::vector<int64_t> qLen = checkLengths ? hostValues(qSeqLens) : std::vector<int64_t>();
+  const std::vector<int64_t> kvLen = checkLengths ? hostValues(kvSeqLens) : std::vector<int64_t>();
+  const std::vector<int64_t> prompt = checkLengths ? hostValues(promptT) : std::vector<int64_t>();
   if (checkLengths) {
     for (int64_t b = 0; b < B; ++b) {
       TORCH_CHECK(qLen[b] >= 0 && qLen[b] <= maxQb * kBlock, kOp, ": q_seq_lens[", b, "] must be in [0, ",
@@ -673,6 +673,9 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   }
   // Not differentiable: the inputs are only read (detached, as grad mode is per thread).
   const Problem p{B, Nq, Nk, Nq / Nk, maxQb, maxKb, qflat.detach(), kflat.detach(), vbias.contiguous()};
+  if (backend.selection == Selection::kKernel) {
+    return runKernel(p, qSeqLens, kvSeqLens, numPromptTokens, *metadata, attrs, backend);
+  }
   at::TensorOptions opts = qflat.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
   at::TensorOptions host = at::TensorOptions().dtype(at::kInt);
   at::Tensor shortLen = at::zeros({B, Nq, maxQb}, host);
@@ -680,23 +683,10 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   const Plan plan = makePlan(qLen, kvLen, prompt, p, attrs, seqLenHost.data_ptr<int32_t>(),
                              shortLen.data_ptr<int32_t>());
   at::Tensor indices = at::empty({B, Nq, maxQb, maxKb}, opts);
-  const bool native = backend.selection == Selection::kNativeCpu;
-  at::Tensor seqLen;
-  if (qflat.device().is_cpu()) {
-    adviseHugePages(indices);
-    prefillCpu(indices, seqLenHost, shortLen, native);
-    seqLen = seqLenHost;
-  } else {
-    prefillDevice(indices, shortLen);
-    seqLen = seqLenHost.to(qflat.device());
-  }
-  if (plan.topRows == 0) return {indices, seqLen};
-  if (native) {
-    scoreAndSelectCpu(plan, p, attrs.precision, indices);
-  } else {
-    scoreAndSelectKernel(plan, p, attrs, backend, indices);
-  }
-  return {indices, seqLen};
+  adviseHugePages(indices);
+  prefillCpu(indices, seqLenHost, shortLen);
+  if (plan.topRows > 0) scoreAndSelectCpu(plan, p, attrs.precision, indices);
+  return {indices, seqLenHost};
 }
 
 int64_t setTileRowsForTest(int64_t rows) {

@@ -2,7 +2,7 @@
 // the CPU, emulated-kernel and NPU paths: validation (§3), the Top-K budget (§5), metadata capacity
 // and generation (§6), output allocation, the per-tile score matmuls of the visible blocks (fp32
 // accumulate: the CPU score kernel of stem_indexer_cpu_kernels.h, ATen on the NPU), and either the
-// native CPU selection (§7.1) or the row table of the AscendC selection kernel.
+// native CPU selection (§7.1) or the launch of the AscendC kernel.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -19,10 +19,15 @@
 namespace amct {
 namespace stem {
 
-// Runs the selection kernel on blockDim cores: dots fp32, vbias fp32 [B, Nk, maxKb] contiguous,
-// rows int64 [R, kRowFields], out int32 sparse_indices (contiguous), tiling uint8 (CPU).
-using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& dots, const at::Tensor& vbias,
-                                    const at::Tensor& rows, const at::Tensor& out, const at::Tensor& tiling)>;
+// The arguments of one launch of the stem_indexer kernel, all on the kernel's device except the
+// tiling (a CPU uint8 tensor): dots fp32 [B * Nk, G * maxQb, maxKb], vbias fp32 [B, Nk, maxKb],
+// the three int32 [B] length tensors (prompt is kvLens when num_prompt_tokens is absent), the
+// metadata, and the outputs sparse_indices / sparse_seq_len (contiguous, pre-filled with -1 / 0).
+struct KernelArgs {
+  uint32_t blockDim;
+  at::Tensor dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling;
+};
+using Launcher = std::function<void(const KernelArgs&)>;
 
 // The attributes of npu_stem_indexer in IR order (§2).
 struct Attributes {
@@ -91,11 +96,13 @@ int64_t metadataCapacity(int64_t batch, int64_t kvHeads);
 int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, double rateMedium, int64_t biasMedium,
                    double rateLarge, int64_t biasLarge);
 
-// UB bytes of the selection kernel's buffers for maxLanes candidates (mirrors its InitBuffer list).
-uint64_t ubBytes(uint32_t maxLanes);
+// UB bytes of the kernel's buffers for row buffers of rowLanes lanes and groupRows rows per
+// group (mirrors its InitBuffer list).
+uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows);
 
-// The tiling for rowCount > 0 rows whose widest has maxCandidates candidates.
-amct_stem::StemTiling computeTiling(uint64_t rowCount, uint32_t maxCandidates, int64_t precision,
+// The kernel's tiling, from shapes and attributes only (the kernel reads the lengths itself).
+amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t maxQb, int64_t maxKb,
+                                    const Attributes& attrs, bool promptFromKv, int64_t metadataWords,
                                     const PlatformFacts& facts);
 
 }  // namespace stem

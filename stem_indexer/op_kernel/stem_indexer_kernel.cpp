@@ -1,33 +1,39 @@
-// stem_indexer: the block selection of npu_stem_indexer (docs/stem_indexer.md §4, §4.1), one
-// AscendC vector kernel. Compiled by bisheng for dav-3510 and, on every machine, by g++ against
-// the kernel sim (the CPU backend).
+// stem_indexer: npu_stem_indexer (docs/stem_indexer.md §4-§6) as one AscendC kernel driven by the
+// metadata plan. Compiled by bisheng for dav-3510 and, on every machine, by g++ against the kernel
+// sim (the private op _npu_stem_indexer_emulated).
 //
-// Input: the fp32 dot products q.k of every Top-K row with its candidate blocks [4, vis - 4)
-// (the host's score matmul), vbias, and a row table (stem_indexer_tiling.h). Output: the valid
-// prefix [0..3] ++ ascending(TopK) ++ [vis-4 .. vis-1] of each Top-K row; the host writes the -1
-// tails, the short-path rows and sparse_seq_len.
+// Work split: the metadata (§6) assigns (bn2, m) tiles of 64 group-major rows r = g * Qb + s1 to
+// 36 slots; slot c runs on cube core c % aicNum, whose two vector blocks take the first
+// ceil(rows / 2) rows of each tile and the rest (one block takes all on a one-core sim platform). Records outside the grid (bn2 >= B * Nk, m >=
+// Mt) are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
 //
-// Per row (one row at a time, candidates padded to whole 64-lane repeats):
-//   1. The lanes with a NaN dot or vbias and the pad lanes (j >= n) are masked and zeroed before
-//      any arithmetic; s = f32(f32(dot * 2^-6) + vbias) (Muls, Add: two roundings, as the
-//      spec); precision 2 rounds s to bf16 (RNE) by integer steps on its bits, so neither the
-//      FLOAT saturation mode (Inf -> MAX, NaN -> 0 in casts to bf16) nor flush-to-zero of a cast
-//      can change a key.
-//   2. The §4.1 key as a signed int32 ikey (same order as the unsigned key): the fp32 bits for
-//      s >= +0, ~|bits| for a set sign bit; NaN is lowest. It is split into hi = ikey >> 16
-//      (arithmetic) and lo = ikey & 0xFFFF, both exact in fp32, so the float compares of the
-//      vector unit order them exactly. NaN gets hi = -32768, lo = 0 (the lowest key; a finite
-//      or infinite value has hi >= -32641). Pad lanes get NaN's key and come after every real lane.
-//   3. The K-th key: a search on hi (bisection alternating with interpolation of the counts;
-//      each count is a Compares, then a popcount of the mask words by the scalar unit for rows
-//      of <= 1024 lanes, Select + WholeReduceSum beyond), ended by a scalar pass once at most 16
-//      lanes remain in the bracket; then, only when the K-th key shares its hi with lanes that
-//      are not all taken, the same search on lo within that hi bucket. Exact ties are taken in
-//      index order, so ties go to the smaller index.
-//   4. The chosen lanes are read from the compare masks in index order (scalar bit scan of
-//      32-bit mask words), so the output is ascending by construction.
-// The scalar unit's orderings with the vector and DMA pipes are explicit flags (WaitForPipe):
-// the kernel does not rely on bisheng's auto-sync.
+// The kernel reads the lengths itself (no host round trip): Qb, Kb (clamped to maxQb, maxKb), P,
+// then per row vis, K (§5, the fused step emulated exactly in integers) and the path. The host
+// fills sparse_indices with -1 and sparse_seq_len with 0 (device fills, no lengths needed); the
+// kernel writes the prefix and L of every row of its tiles: 0..vis-1 on short rows, [0..3] ++
+// ascending(TopK) ++ [vis-4 .. vis-1] on Top-K rows, never more than min(maxKb, K' + 8) elements.
+//
+// Top-K rows, in groups of up to groupRows rows of one tile:
+//   1. Per 256-block chunk of the group's visible range, the rows' fp32 dot products (`dots`) and
+//      vbias arrive in UB. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
+//      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
+//      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
+//      precision 2 rounds s to bf16 (RNE) by integer steps on its bits (no saturation or flush
+//      mode can change a key).
+//   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
+//      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
+//      first. NaN has hi = -32768 (the lowest key); lanes that are not candidates get -32769 and
+//      are never counted. The row keeps hi and s of all its lanes in UB (rowLanes >= maxKb).
+//   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
+//      Compares and a count) searched by bisection alternating with interpolation, ended by a
+//      scalar pass over at most 16 lanes; then, only when the K-th key's hi bucket is split, the
+//      same on the lo digit within that bucket. Equal keys are taken in index order (the smaller
+//      index first) by a scalar pass over the tie mask words.
+//   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask; the
+//      indices are compacted from an index ramp by GatherMask (per 64-lane repeat, each into its
+//      own slot), so the prefix is ascending by construction, and DMA'd to the row.
+// Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
+// bisheng's auto-sync.
 #include "kernel_operator.h"
 #include "amct_kernel_common.h"
 #include "stem_indexer_tiling.h"
@@ -42,13 +48,16 @@ using amct_kernel::ReduceEachRepeat;
 using amct_kernel::WaitForPipe;
 
 constexpr float kScale = 0.015625f;         // 2^-6: exact scaling
-constexpr int32_t kHiNaN = -32768;          // hi half of NaN's key: the lowest
+constexpr int32_t kHiNaN = -32768;          // hi half of NaN's key: the lowest key
+constexpr float kHiNone = -32769.0f;        // hi of a lane that is not a candidate: below every key
 constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is above
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
-constexpr uint32_t kOutMax = amct_stem::kMaxK + amct_stem::kSink + amct_stem::kWindow;
+constexpr uint32_t kChunk = amct_stem::kChunk;
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
+__aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t BlocksOf(int64_t tokens) { return tokens <= 0 ? 0 : (tokens + 127) / 128; }
 
 // Set bits of x.
 __aicore__ inline uint32_t PopCount(uint32_t x) {
@@ -69,6 +78,90 @@ __aicore__ inline uint32_t LowestBit(uint32_t x) {
   return n;
 }
 
+// Index of the highest set bit of x != 0.
+__aicore__ inline uint32_t HighestBit(uint64_t x) {
+  uint32_t n = 0;
+  for (uint32_t step = 32; step > 0; step >>= 1) {
+    if ((x >> step) != 0) { x >>= step; n += step; }
+  }
+  return n;
+}
+
+__aicore__ inline uint32_t FloatBits(float f) {
+  union { float f; uint32_t u; } v;
+  v.f = f;
+  return v.u;
+}
+
+// ---- the Top-K budget (§5) on the scalar unit -------------------------------------------------
+
+// floor(fl(t * d + ks)) for finite t in [0, 1], d <= 0 and an integer ks in [0, 2^23): the
+// single-rounding step of §5 without relying on a scalar FMA. The product is exact in 48 bits; the
+// sum is formed in fixed point with 40 fraction bits and a sticky bit for what lies below, then
+// rounded to 24 significant bits, nearest even. Returns 0 when the rounded value is below 1.
+__aicore__ inline int64_t FloorOfFusedStep(float t, float d, int64_t ks) {
+  constexpr int32_t kFraction = 40;
+  const uint32_t tb = FloatBits(t), db = FloatBits(d);
+  const uint32_t te = (tb >> 23) & 0xFFu, de = (db >> 23) & 0xFFu;
+  const uint64_t tm = (tb & 0x7FFFFFu) | (te != 0 ? 0x800000u : 0u);
+  const uint64_t dm = (db & 0x7FFFFFu) | (de != 0 ? 0x800000u : 0u);
+  const uint64_t product = tm * dm;  // |t * d| = product * 2^e
+  const int32_t e = (te != 0 ? static_cast<int32_t>(te) : 1) + (de != 0 ? static_cast<int32_t>(de) : 1) - 300;
+  uint64_t a = 0;
+  bool sticky = false;
+  const int32_t shift = e + kFraction;
+  if (product == 0) {
+    a = 0;
+  } else if (shift >= 0) {
+    a = product << shift;  // |t * d| <= ks < 2^23: fits
+  } else if (shift > -64) {
+    a = product >> (-shift);
+    sticky = (product & ((uint64_t(1) << (-shift)) - 1u)) != 0;
+  } else {
+    sticky = true;
+  }
+  // The exact value lies in (x - 1, x] units of 2^-40, and is x exactly when !sticky.
+  const uint64_t x = (static_cast<uint64_t>(ks) << kFraction) - a;
+  if (x < (uint64_t(1) << kFraction)) return 0;  // below 1 (or rounds to at most 1.0: budget 1)
+  const uint32_t top = HighestBit(x);
+  const uint32_t drop = top - 23;  // >= 17 here
+  const uint64_t q = x >> drop;
+  const uint64_t r = x & ((uint64_t(1) << drop) - 1u);
+  const uint64_t half = uint64_t(1) << (drop - 1);
+  // With a sticky remainder the exact value is x - delta (0 < delta < 1): it rounds up from q
+  // only when r > half, and never ties.
+  const bool up = sticky ? (r > half) : (r > half || (r == half && (q & 1u) != 0));
+  const uint64_t rounded = (q + (up ? 1u : 0u)) << drop;
+  return static_cast<int64_t>(rounded >> kFraction);
+}
+
+__aicore__ inline int64_t KStart(int64_t P, const StemTiling& t) {
+  if (P < 56) return P;
+  const bool medium = P < 160;
+  const float rate = medium ? t.rateMedium : t.rateLarge;
+  const float bias = static_cast<float>(medium ? t.biasMedium : t.biasLarge);
+  const float scaled = static_cast<float>(P) * rate;
+  const float sum = scaled + bias;  // two roundings, as §5 (the sim compiles without contraction)
+  return static_cast<int64_t>(sum);
+}
+
+// K of row i (§5), the cap included.
+__aicore__ inline int64_t TopkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, const StemTiling& t) {
+  const int64_t kStart = KStart(P, t);
+  const int64_t p = i + Kb - Qb;
+  const int64_t decay = P - kStart;
+  int64_t budget = kStart;
+  if (!(p < kStart || decay <= 1)) {
+    const float ks = static_cast<float>(kStart);
+    const float kEnd = ks * t.alpha;
+    const float step = static_cast<float>(p - kStart) / static_cast<float>(decay - 1);
+    const float d = kEnd - ks;  // <= 0: alpha <= 1 (S5)
+    const int64_t v = FloorOfFusedStep(step, d, kStart);
+    budget = v < 1 ? 1 : (v < kStart ? v : kStart);
+  }
+  return budget < amct_stem::kMaxK ? budget : amct_stem::kMaxK;
+}
+
 // One selection result: the largest threshold t with count(>= t) >= need, count(>= t + 1) and
 // count(>= t).
 struct Kth {
@@ -80,90 +173,277 @@ struct Kth {
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
-constexpr uint32_t kScalarSumRepeats = 8;
+constexpr uint32_t kScalarSumRepeats = 2;
 // Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
-// 32-bit word); longer rows with Select + WholeReduceSum.
-constexpr uint32_t kScalarCountLanes = 1024;
+// 32-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
+// than the 17-cycle scalar UB reads of more than 8 mask words.
+constexpr uint32_t kScalarCountLanes = 256;
 
-class StemSelector {
+// A Top-K row of the current group.
+struct GroupRow {
+  uint64_t dotsOffset;  // element offset of the row's dot with block 0 in `dots`
+  uint64_t outRow;      // (b * Nq + h) * maxQb + s1
+  uint32_t vis;
+  uint32_t K;
+};
+
+// The lengths of one batch, clamped (§3: the kernel must stay in bounds whatever they are).
+struct Lengths {
+  int64_t Qb, Kb, P;
+};
+
+class StemIndexer {
  public:
-  __aicore__ inline void Init(GM_ADDR dots, GM_ADDR vbias, GM_ADDR rows, GM_ADDR out, const StemTiling& t,
-                              TPipe* pipe) {
+  __aicore__ inline void Init(GM_ADDR dots, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens, GM_ADDR prompt,
+                              GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t, TPipe* pipe) {
     t_ = t;
-    range_ = amct_kernel::RangeOfThisBlock(t.blockNum, t.rowsPerCore, t.rowsLastCore);
+    if (t_.groupRows < 1) t_.groupRows = 1;
+    if (t_.groupRows > amct_stem::kMaxGroupRows) t_.groupRows = amct_stem::kMaxGroupRows;
     dotsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(dots));
     biasGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(vbias));
-    rowGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(rows));
-    outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(out));
-    const uint32_t w = t.maxLanes;
-    pipe->InitBuffer(dotsQue_, 1, w * 4);
-    pipe->InitBuffer(biasQue_, 1, w * 4);
-    pipe->InitBuffer(outQue_, 1, kOutMax * 4);
-    pipe->InitBuffer(hiBuf_, w * 4);
+    qLenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(qLens));
+    kvLenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(kvLens));
+    promptGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(t.promptFromKv != 0 ? kvLens : prompt));
+    metaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(metadata));
+    outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices));
+    seqGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(seqLen));
+    const uint32_t w = t_.rowLanes;
+    const uint32_t n = t_.groupRows * kChunk;
+    pipe->InitBuffer(scoreQue_, 1, n * 4);
+    pipe->InitBuffer(biasQue_, 1, kChunk * 4);
+    pipe->InitBuffer(chunkA_, n * 4);
+    pipe->InitBuffer(chunkB_, n * 4);
+    pipe->InitBuffer(hiBuf_, t_.groupRows * w * 4);
+    pipe->InitBuffer(sBuf_, t_.groupRows * w * 4);
     pipe->InitBuffer(loBuf_, w * 4);
-    pipe->InitBuffer(onesBuf_, w * 4);
-    for (uint32_t m = 0; m < kMasks; ++m) pipe->InitBuffer(maskBuf_[m], RoundUpTo(w / 8, 32));
-    pipe->InitBuffer(partBuf_, RoundUpTo(w / kRepeatLanes * 4, 32));
-    pipe->InitBuffer(part2Buf_, RoundUpTo((w / kRepeatLanes / kRepeatLanes + 1) * 4, 32));
+    pipe->InitBuffer(scratchBuf_, w * 4);
+    pipe->InitBuffer(rampBuf_, w * 4);
+    const uint32_t maskLanes = w > n ? w : n;
+    for (uint32_t m = 0; m < kMasks; ++m) pipe->InitBuffer(maskBuf_[m], maskLanes / 8);
+    const uint32_t repeats = w / kRepeatLanes;
+    pipe->InitBuffer(partBuf_, RoundUpTo(repeats * 4, 32));
+    pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
+    pipe->InitBuffer(countBuf_, RoundUpTo(repeats * 4, 32));
+    pipe->InitBuffer(patBuf_, repeats * 32);
+    pipe->InitBuffer(patOffBuf_, repeats * 32);
+    pipe->InitBuffer(seqBuf_, 32);
     hi_ = hiBuf_.Get<float>();
+    s_ = sBuf_.Get<float>();
     lo_ = loBuf_.Get<float>();
-    ones_ = onesBuf_.Get<float>();
-    Duplicate(ones_, 1.0f, static_cast<int32_t>(w));
+    scratch_ = scratchBuf_.Get<float>();
+    ramp_ = rampBuf_.Get<int32_t>();
+    CreateVecIndex(ramp_, int32_t(0), w);
+    // The Gather offsets that spread a row mask into one 32-B pattern slot per 64-lane repeat:
+    // slot word 0 <- mask word 2r, word 1 <- 2r + 1, words 2..7 <- word 2r (unused by GatherMask).
+    LocalTensor<uint32_t> off = patOffBuf_.Get<uint32_t>();
+    for (uint32_t r = 0; r < repeats; ++r) {
+      for (uint32_t k = 0; k < 8; ++k) off.SetValue(r * 8 + k, (2 * r + (k == 1 ? 1u : 0u)) * 4);
+    }
+    WaitForPipe<HardEvent::S_V>();
+    WaitForPipe<HardEvent::V_MTE3>();  // the ramp, read by the short rows' DMAs
   }
 
+  // Walks the slots of this block's cube core in every section of the plan.
   __aicore__ inline void Process() {
-    for (uint64_t r = 0; r < range_.length; ++r) Row(range_.start + r);
+    const uint32_t block = static_cast<uint32_t>(GetBlockIdx());
+    const uint32_t subBlocks = t_.subBlocks == 1 ? 1u : amct_stem::kSubBlocks;
+    aic_ = block / subBlocks;
+    sub_ = block % subBlocks;
+    split_ = subBlocks > 1;
+    const uint64_t items = static_cast<uint64_t>(t_.batch) * t_.kvHeads;
+    int64_t sections = metaGm_.GetValue(0);
+    if (sections < 0) sections = 0;
+    if (static_cast<uint64_t>(sections) > items) sections = static_cast<int64_t>(items);
+    for (int64_t s = 0; s < sections; ++s) {
+      for (uint32_t c = aic_; c < amct_stem::kSlots; c += t_.aicNum) Slot(s, c);
+    }
   }
 
  private:
-  static constexpr uint32_t kMasks = 5;
-  enum MaskSlot : uint32_t { kNotNaN = 0, kNegative = 1, kTaken = 2, kTie = 3, kAux = 4 };
+  static constexpr uint32_t kMasks = 6;
+  enum MaskSlot : uint32_t { kNotNaN = 0, kNegative = 1, kTaken = 2, kTie = 3, kAux = 4, kRange = 5 };
 
   __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t slot) { return maskBuf_[slot].Get<uint8_t>(); }
 
-  __aicore__ inline uint64_t Field(uint64_t row, uint32_t field) {
-    return static_cast<uint64_t>(rowGm_.GetValue(row * amct_stem::kRowFields + field));
+  // Mask(dst) op= Mask(src) over `lanes` mask bits (And, or Or when `orMasks`), at bit `first`.
+  __aicore__ inline void AndMask(uint32_t dst, uint32_t src, uint32_t lanes, uint32_t dstFirst = 0,
+                                 uint32_t srcFirst = 0) {
+    LocalTensor<uint16_t> d = Mask(dst)[dstFirst / 8].ReinterpretCast<uint16_t>();
+    And(d, d, Mask(src)[srcFirst / 8].ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
+  }
+  __aicore__ inline void OrMask(uint32_t dst, uint32_t src, uint32_t lanes) {
+    LocalTensor<uint16_t> d = Mask(dst).ReinterpretCast<uint16_t>();
+    Or(d, d, Mask(src).ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
   }
 
-  // Mask(dst) &= Mask(src) over `lanes` mask bits.
-  __aicore__ inline void AndMask(uint32_t dst, uint32_t src, uint32_t lanes) {
-    And(Mask(dst).ReinterpretCast<uint16_t>(), Mask(dst).ReinterpretCast<uint16_t>(),
-        Mask(src).ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
+  __aicore__ inline int64_t Word(uint64_t index) {
+    return index < t_.metadataWords ? static_cast<int64_t>(metaGm_.GetValue(index)) : 0;
   }
 
-  // s = f32(f32(dot * 2^-6) + vbias) over `lanes` lanes. Mask(kNotNaN) marks the real lanes
-  // (j < n) whose dot, vbias and s are not NaN; the others are zeroed before the arithmetic
-  // (pads arrive as zeros), so no NaN enters a vector operation.
-  __aicore__ inline void Scores(const LocalTensor<float>& s, const LocalTensor<float>& bias, uint64_t dotsOff,
-                                uint64_t biasOff, uint32_t n, uint32_t lanes) {
-    const uint32_t n8 = RoundUpTo(n, 8);
-    const uint8_t pad = static_cast<uint8_t>(n8 - n);
-    DataCopyPad(s, dotsGm_[dotsOff], DataCopyExtParams(1, n * 4, 0, 0, 0),
-                DataCopyPadExtParams<float>(true, 0, pad, 0.0f));
-    DataCopyPad(bias, biasGm_[biasOff], DataCopyExtParams(1, n * 4, 0, 0, 0),
-                DataCopyPadExtParams<float>(true, 0, pad, 0.0f));
-    dotsQue_.EnQue(s);
-    biasQue_.EnQue(bias);
-    LocalTensor<float> sv = dotsQue_.DeQue<float>();
-    LocalTensor<float> bv = biasQue_.DeQue<float>();
-    if (lanes > n8) {
-      Duplicate(sv[n8], 0.0f, static_cast<int32_t>(lanes - n8));
-      Duplicate(bv[n8], 0.0f, static_cast<int32_t>(lanes - n8));
+  __aicore__ inline Lengths LengthsOf(uint32_t b) {
+    const int64_t qb = BlocksOf(qLenGm_.GetValue(b));
+    const int64_t kb = BlocksOf(kvLenGm_.GetValue(b));
+    const int64_t maxQb = t_.maxQb, maxKb = t_.maxKb;
+    return Lengths{qb < maxQb ? qb : maxQb, kb < maxKb ? kb : maxKb, BlocksOf(promptGm_.GetValue(b))};
+  }
+
+  // m tiles of item bn2.
+  __aicore__ inline int64_t TilesOf(const Lengths& l) {
+    if (l.Qb == 0 || l.Kb == 0) return 0;
+    return (static_cast<int64_t>(t_.group) * l.Qb + amct_stem::kMTile - 1) / amct_stem::kMTile;
+  }
+
+  // The tiles of record (section s, slot c): lexicographic from its start to its (exclusive) end.
+  __aicore__ inline void Slot(int64_t s, uint32_t c) {
+    const uint64_t rec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (amct_stem::kSlots * s + c);
+    int64_t bn2 = Word(rec + 0), m = Word(rec + 1);
+    const int64_t bn2End = Word(rec + 3), mEnd = Word(rec + 4);
+    const int64_t items = static_cast<int64_t>(t_.batch) * t_.kvHeads;
+    if (bn2 < 0 || m < 0) return;
+    while (bn2 < items && (bn2 < bn2End || (bn2 == bn2End && m < mEnd))) {
+      const uint32_t b = static_cast<uint32_t>(bn2 / t_.kvHeads);
+      const Lengths l = LengthsOf(b);
+      const int64_t mt = TilesOf(l);
+      if (m < mt) {
+        Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
+        ++m;
+      }
+      if (m >= mt) {
+        ++bn2;
+        m = 0;
+      }
     }
-    CreateVecIndex(lo_, 0.0f, lanes);  // lo_ is free until Keys
-    Compares(Mask(kNotNaN), lo_, static_cast<float>(n), CMPMODE::LT, lanes);
-    Compare(Mask(kAux), sv, sv, CMPMODE::EQ, lanes);
-    AndMask(kNotNaN, kAux, lanes);
-    Compare(Mask(kAux), bv, bv, CMPMODE::EQ, lanes);
-    AndMask(kNotNaN, kAux, lanes);
-    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Select(bv, Mask(kNotNaN), bv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Muls(sv, sv, kScale, static_cast<int32_t>(lanes));
-    Add(sv, sv, bv, static_cast<int32_t>(lanes));
-    Compare(Mask(kAux), sv, sv, CMPMODE::EQ, lanes);  // +Inf + -Inf
-    AndMask(kNotNaN, kAux, lanes);
-    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    if (t_.precision == 2) RoundToBf16(sv, lanes);
+  }
+
+  __aicore__ inline uint32_t VisibleBlocks(int64_t i, const Lengths& l) {
+    if (t_.causal == 0) return static_cast<uint32_t>(l.Kb);
+    const int64_t v = l.Kb - l.Qb + i + 1;
+    return v > 0 ? static_cast<uint32_t>(v) : 0u;
+  }
+
+  // This block's half of the rows of tile (bn2, m): the short rows at once, the Top-K rows in
+  // groups.
+  __aicore__ inline void Tile(uint32_t bn2, uint32_t m, const Lengths& l) {
+    const uint32_t b = bn2 / t_.kvHeads, n = bn2 % t_.kvHeads;
+    const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
+    const uint64_t r0 = static_cast<uint64_t>(m) * amct_stem::kMTile;
+    const uint64_t mRows = rows - r0 < amct_stem::kMTile ? rows - r0 : amct_stem::kMTile;
+    const uint64_t firstHalf = split_ ? (mRows + 1) / 2 : mRows;
+    const uint64_t ra = r0 + (sub_ == 0 ? 0 : firstHalf), rb = r0 + (sub_ == 0 ? firstHalf : mRows);
+    biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;
+    count_ = 0;
+    for (uint64_t r = ra; r < rb; ++r) {
+      const uint64_t g = r / l.Qb, s1 = r % l.Qb;
+      const uint64_t h = n * t_.group + g;
+      const uint64_t outRow = (static_cast<uint64_t>(b) * t_.qHeads + h) * t_.maxQb + s1;
+      const uint32_t vis = VisibleBlocks(static_cast<int64_t>(s1), l);
+      if (vis == 0) continue;  // L = 0: the host's fill stands
+      const int64_t K = TopkBudget(l.P, static_cast<int64_t>(s1), l.Qb, l.Kb, t_);
+      if (static_cast<int64_t>(vis) <= K + amct_stem::kSink + amct_stem::kWindow) {
+        ShortRow(outRow, vis);
+        continue;
+      }
+      const uint64_t dotsRow = static_cast<uint64_t>(bn2) * t_.group * t_.maxQb + r;
+      group_[count_++] = GroupRow{dotsRow * t_.maxKb, outRow, vis, static_cast<uint32_t>(K)};
+      if (count_ == t_.groupRows) Group();
+    }
+    if (count_ > 0) Group();
+  }
+
+  // L of row outRow.
+  __aicore__ inline void WriteLength(uint64_t outRow, uint32_t L) {
+    LocalTensor<int32_t> v = seqBuf_.Get<int32_t>();
+    WaitForPipe<HardEvent::MTE3_S>();  // the previous length's DMA has read v
+    v.SetValue(0, static_cast<int32_t>(L));
+    WaitForPipe<HardEvent::S_MTE3>();
+    DataCopyPad(seqGm_[outRow], v, DataCopyExtParams(1, 4, 0, 0, 0));
+  }
+
+  // A short-path row: 0..vis-1 (vis <= maxKb) from the index ramp.
+  __aicore__ inline void ShortRow(uint64_t outRow, uint32_t vis) {
+    const uint32_t L = Min(vis, t_.maxKb);
+    DataCopyPad(outGm_[outRow * t_.maxKb], ramp_, DataCopyExtParams(1, L * 4, 0, 0, 0));
+    WriteLength(outRow, L);
+  }
+
+  // ---- a group of Top-K rows -------------------------------------------------------------------
+
+  __aicore__ inline void Group() {
+    uint32_t visMax = 0;
+    for (uint32_t q = 0; q < count_; ++q) visMax = group_[q].vis > visMax ? group_[q].vis : visMax;
+    const uint32_t chunks = (visMax + kChunk - 1) / kChunk;  // the key buffers cover [0, vis) of every row
+    for (uint32_t c = 0; c < chunks; ++c) ChunkKeys(c * kChunk, visMax);
+    for (uint32_t q = 0; q < count_; ++q) SelectRow(q);
+    count_ = 0;
+  }
+
+  // Keys of lanes [c0, c0 + 256) of every row of the group into hi_ / s_ (row q at q * rowLanes).
+  __aicore__ inline void ChunkKeys(uint32_t c0, uint32_t visMax) {
+    const uint32_t rowsN = count_ * kChunk;
+    LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
+    LocalTensor<float> bias = biasQue_.AllocTensor<float>();
+    uint32_t len[amct_stem::kMaxGroupRows];
+    for (uint32_t q = 0; q < count_; ++q) {
+      const uint32_t end = group_[q].vis - amct_stem::kWindow;  // candidates end here
+      len[q] = end > c0 ? Min(end - c0, kChunk) : 0u;
+      if (len[q] > 0) LoadPadded(sc[q * kChunk], dotsGm_[group_[q].dotsOffset + c0], len[q]);
+    }
+    const uint32_t biasEnd = visMax - amct_stem::kWindow;
+    const uint32_t biasLen = biasEnd > c0 ? Min(biasEnd - c0, kChunk) : 0u;
+    if (biasLen > 0) LoadPadded(bias, biasGm_[biasOffset_ + c0], biasLen);
+    scoreQue_.EnQue(sc);
+    biasQue_.EnQue(bias);
+    LocalTensor<float> sv = scoreQue_.DeQue<float>();
+    LocalTensor<float> bv = biasQue_.DeQue<float>();
+    for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], len[q]);
+    ZeroTail(bv, biasLen);
+    Scores(sv, bv, c0, rowsN);
+    Keys(sv, rowsN);
+    for (uint32_t q = 0; q < count_; ++q) {
+      DataCopy(hi_[q * t_.rowLanes + c0], chunkB_.Get<float>()[q * kChunk], kChunk);
+      DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
+    }
+    scoreQue_.FreeTensor(sv);
+    biasQue_.FreeTensor(bv);
+  }
+
+  __aicore__ inline void LoadPadded(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint32_t len) {
+    const uint8_t pad = static_cast<uint8_t>(RoundUpTo(len, 8) - len);
+    DataCopyPad(dst, src, DataCopyExtParams(1, len * 4, 0, 0, 0), DataCopyPadExtParams<float>(true, 0, pad, 0.0f));
+  }
+
+  // Zeroes [valid rounded up to 8, 256) of a chunk row (the DMA padded to 8 lanes with zeros).
+  __aicore__ inline void ZeroTail(const LocalTensor<float>& row, uint32_t valid) {
+    const uint32_t from = RoundUpTo(valid, 8);
+    if (from < kChunk) Duplicate(row[from], 0.0f, static_cast<int32_t>(kChunk - from));
+  }
+
+  // s = f32(f32(dot * 2^-6) + vbias) on the group's chunk rows. Mask(kRange) marks the candidates
+  // of each row, Mask(kNotNaN) those with dot, vbias and s not NaN; every other lane is zeroed
+  // before the arithmetic, so no NaN enters a vector operation.
+  __aicore__ inline void Scores(const LocalTensor<float>& sv, const LocalTensor<float>& bv, uint32_t c0,
+                                uint32_t rowsN) {
+    LocalTensor<float> idx = chunkA_.Get<float>();
+    CreateVecIndex(idx, static_cast<float>(c0), kChunk);
+    for (uint32_t q = 0; q < count_; ++q) {
+      const uint32_t bit = q * kChunk;
+      Compares(Mask(kRange)[bit / 8], idx, static_cast<float>(amct_stem::kSink), CMPMODE::GE, kChunk);
+      Compares(Mask(kAux)[bit / 8], idx, static_cast<float>(group_[q].vis - amct_stem::kWindow), CMPMODE::LT,
+               kChunk);
+      AndMask(kRange, kAux, kChunk, bit, bit);
+    }
+    Compare(Mask(kNegative), bv, bv, CMPMODE::EQ, kChunk);  // kNegative: vbias is not NaN
+    Select(bv, Mask(kNegative), bv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kChunk);
+    Compare(Mask(kNotNaN), sv, sv, CMPMODE::EQ, rowsN);
+    AndMask(kNotNaN, kRange, rowsN);
+    for (uint32_t q = 0; q < count_; ++q) AndMask(kNotNaN, kNegative, kChunk, q * kChunk, 0);
+    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
+    Muls(sv, sv, kScale, static_cast<int32_t>(rowsN));
+    for (uint32_t q = 0; q < count_; ++q) Add(sv[q * kChunk], sv[q * kChunk], bv, static_cast<int32_t>(kChunk));
+    Compare(Mask(kAux), sv, sv, CMPMODE::EQ, rowsN);  // +inf + -inf
+    AndMask(kNotNaN, kAux, rowsN);
+    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
+    if (t_.precision == 2) RoundToBf16(sv, rowsN);
   }
 
   // s rounded to bf16 (RNE) in place by integer steps on its bits: bits + 0x7FFF + bit 16, then
@@ -172,44 +452,52 @@ class StemSelector {
   __aicore__ inline void RoundToBf16(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> bits = s.ReinterpretCast<uint32_t>();
-    LocalTensor<uint32_t> lsb = hi_.ReinterpretCast<uint32_t>();  // hi_ is free until Keys
+    LocalTensor<uint32_t> lsb = chunkA_.Get<uint32_t>();
     ShiftRight(lsb, bits, uint32_t(16), cnt);
     ShiftLeft(lsb, lsb, uint32_t(31), cnt);
     ShiftRight(lsb, lsb, uint32_t(31), cnt);
-    Add(s.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), hi_.ReinterpretCast<int32_t>(), cnt);
+    Add(s.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), lsb.ReinterpretCast<int32_t>(), cnt);
     Adds(s.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(0x7FFF), cnt);
     ShiftRight(bits, bits, uint32_t(16), cnt);
     ShiftLeft(bits, bits, uint32_t(16), cnt);
   }
 
-  // hi_ = the high half of the signed key of s (see the file comment); s is kept. With r = the
-  // fp32 bits of s shifted right by 16 (arithmetic): hi = r for a clear sign bit, and
-  // ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0).
+  // chunkB_ = the hi digit of the key of s (see the file comment). With r = the fp32 bits of s
+  // shifted right by 16 (arithmetic): hi = r for a clear sign bit, and ~(|bits| >> 16) = -r - 32769
+  // for a set one (-0.0 gives -1, below +0.0's 0); NaN -32768, not a candidate -32769.
   __aicore__ inline void Keys(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
-    LocalTensor<int32_t> loI = lo_.ReinterpretCast<int32_t>();
-    ShiftRight(loI, s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
-    Cast(hi_, loI, RoundMode::CAST_NONE, lanes);  // r, exact
-    Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
-    Muls(lo_, hi_, -1.0f, cnt);
-    Adds(lo_, lo_, -32769.0f, cnt);
-    Select(hi_, Mask(kNegative), lo_, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
-    Select(hi_, Mask(kNotNaN), hi_, static_cast<float>(kHiNaN), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    LocalTensor<float> a = chunkA_.Get<float>();
+    LocalTensor<float> hi = chunkB_.Get<float>();
+    ShiftRight(a.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
+    Cast(hi, a.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // r, exact
+    Compares(Mask(kNegative), hi, 0.0f, CMPMODE::LT, lanes);
+    Muls(a, hi, -1.0f, cnt);
+    Adds(a, a, -32769.0f, cnt);
+    Select(hi, Mask(kNegative), a, hi, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+    Select(hi, Mask(kNotNaN), hi, static_cast<float>(kHiNaN), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(hi, Mask(kRange), hi, kHiNone, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
-  // lo_ = the low half of the key of s (only needed when the K-th key's hi bucket is split): the
-  // low 16 bits w of the fp32 bits for a clear sign bit, 65535 - w for a set one; 0 for NaN.
-  __aicore__ inline void LowKeys(const LocalTensor<float>& s, const LocalTensor<float>& flipped, uint32_t lanes) {
+  // lo_ = the lo digit of the key of s: the low 16 bits w of the fp32 bits for a clear sign bit,
+  // 65535 - w for a set one (NaN lanes, s = +0 and hi = -32768 < 0, all get 65535: one bucket).
+  __aicore__ inline void LowKeys(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
     ShiftLeft(loU, s.ReinterpretCast<uint32_t>(), uint32_t(16), cnt);
     ShiftRight(loU, loU, uint32_t(16), cnt);
     Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // w, exact
-    Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);  // the sign bit (NaN: see below)
-    Muls(flipped, lo_, -1.0f, cnt);
-    Adds(flipped, flipped, 65535.0f, cnt);
-    Select(lo_, Mask(kNegative), flipped, lo_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
-    Select(lo_, Mask(kNotNaN), lo_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Compares(Mask(kNegative), hi, 0.0f, CMPMODE::LT, lanes);
+    Muls(scratch_, lo_, -1.0f, cnt);
+    Adds(scratch_, scratch_, 65535.0f, cnt);
+    Select(lo_, Mask(kNegative), scratch_, lo_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+  }
+
+  // scratch_ = 1 where Mask(slot) is set, else 0.
+  __aicore__ inline LocalTensor<float> Ones(uint32_t slot, uint32_t lanes) {
+    Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
+    Select(scratch_, Mask(slot), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    return scratch_;
   }
 
   // Sum of x[0, lanes) for 0/1 values (exact in fp32): one WholeReduceSum per repeat, then per 64 repeats.
@@ -241,8 +529,7 @@ class StemSelector {
   }
 
   // Lanes of v that are >= t.
-  __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, const LocalTensor<float>& scratch, int32_t t,
-                                          uint32_t lanes) {
+  __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     if (lanes <= kScalarCountLanes) {
       WaitForPipe<HardEvent::V_S>();
@@ -252,19 +539,18 @@ class StemSelector {
       WaitForPipe<HardEvent::S_V>();
       return count;
     }
-    Select(scratch, Mask(kAux), ones_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    return Sum(scratch, lanes);
+    return Sum(Ones(kAux, lanes), lanes);
   }
 
-  // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need
-  // over the real lanes. Values are integers in fp32; lanes j >= n never count.
-  __aicore__ inline Kth Rank(const LocalTensor<float>& v, const LocalTensor<float>& scratch, int32_t lo, int32_t top,
-                             uint32_t need, uint32_t atLeast, uint32_t n, uint32_t lanes) {
+  // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
+  // Values are integers in fp32.
+  __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
+                             uint32_t lanes) {
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
     bool interpolate = false;
     while (lo < hi) {
-      if (atLeast - above <= kScalarFinish) return Finish(v, lo, hi, need, above, n, lanes);
+      if (atLeast - above <= kScalarFinish) return Finish(v, lo, hi, need, above, lanes);
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
       // bisection bounds the worst case at twice its 16 steps.
@@ -276,7 +562,7 @@ class StemSelector {
         mid = guess <= lo ? lo + 1 : (guess > hi ? hi : guess);
       }
       interpolate = !interpolate;
-      const uint32_t c = CountAtLeast(v, scratch, mid, lanes);
+      const uint32_t c = CountAtLeast(v, mid, lanes);
       if (c >= need) {
         lo = mid;
         atLeast = c;
@@ -288,15 +574,13 @@ class StemSelector {
     return Kth{lo, above, atLeast};
   }
 
-  // The few real lanes with lo <= v <= hi, read by the scalar unit: the (need - above)-th
-  // largest of their values is the threshold.
+  // The few lanes with lo <= v <= hi, read by the scalar unit: the (need - above)-th largest of
+  // their values is the threshold.
   __aicore__ inline Kth Finish(const LocalTensor<float>& v, int32_t lo, int32_t hi, uint32_t need, uint32_t above,
-                               uint32_t n, uint32_t lanes) {
+                               uint32_t lanes) {
     Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
-    Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);  // kNegative is free after Keys
-    const int32_t words16 = static_cast<int32_t>(lanes / 16);
-    And(Mask(kAux).ReinterpretCast<uint16_t>(), Mask(kAux).ReinterpretCast<uint16_t>(),
-        Mask(kNegative).ReinterpretCast<uint16_t>(), words16);
+    Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);
+    AndMask(kAux, kNegative, lanes);
     WaitForPipe<HardEvent::V_S>();
     float vals[kScalarFinish];
     uint32_t m = 0;
@@ -306,7 +590,6 @@ class StemSelector {
       while (word != 0 && m < kScalarFinish) {
         const uint32_t j = w * 32 + LowestBit(word);
         word &= word - 1u;
-        if (j >= n) continue;
         const float x = v.GetValue(j);  // insertion, descending
         uint32_t at = m++;
         while (at > 0 && vals[at - 1] < x) {
@@ -326,133 +609,172 @@ class StemSelector {
     return Kth{static_cast<int32_t>(t), above + greater, above + greater + equal};
   }
 
-  // Writes into kTaken (and kTie with `ties` lanes to take in index order) the K chosen lanes.
-  // Returns the tie count to take from kTie (0: kTaken alone is the answer).
-  __aicore__ inline uint32_t Choose(const LocalTensor<float>& s, const LocalTensor<float>& scratch, uint32_t n,
+  // Writes into kTaken (and kTie, of which the first `ties` lanes in index order are also taken)
+  // the K chosen lanes among the n candidates of a row. Returns the tie count.
+  __aicore__ inline uint32_t Choose(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t n,
                                     uint32_t K, uint32_t lanes) {
-    // count(hi >= -32768) = n real lanes >= K: the lower end needs no count.
-    const Kth h = Rank(hi_, scratch, kHiNaN, kHiTop, K, n, n, lanes);
+    // count(hi >= -32768) = the n candidates >= K: the lower end needs no count.
+    const Kth h = Rank(hi, kHiNaN, kHiTop, K, n, lanes);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
-    if (h.atLeast == K) {  // the whole bucket is taken (pads, hi = -32768, are never in it: j < n)
-      Compares(Mask(kTaken), hi_, th, CMPMODE::GE, lanes);
+    if (h.atLeast == K) {  // the whole bucket is taken
+      Compares(Mask(kTaken), hi, th, CMPMODE::GE, lanes);
       return 0;
     }
-    Compares(Mask(kTaken), hi_, th, CMPMODE::GT, lanes);
-    Compares(Mask(kTie), hi_, th, CMPMODE::EQ, lanes);
-    if (t_.precision == 2) return need;  // bf16 keys: lo is the same for the whole bucket
-    // The bucket's lo halves, -1 elsewhere (NaN and pad lanes all have lo = 0).
-    LowKeys(s, scratch, lanes);
-    LocalTensor<float> bucket = lo_;
-    Select(bucket, Mask(kTie), lo_, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    const Kth l = Rank(bucket, scratch, 0, kLoTop, need, h.atLeast - h.above, n, lanes);
+    Compares(Mask(kTaken), hi, th, CMPMODE::GT, lanes);
+    Compares(Mask(kTie), hi, th, CMPMODE::EQ, lanes);
+    if (t_.precision == 2 || h.threshold == kHiNaN) return need;  // lo is the same for the whole bucket
+    // The bucket's lo digits, -1 elsewhere.
+    LowKeys(hi, s, lanes);
+    Select(lo_, Mask(kTie), lo_, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    const Kth l = Rank(lo_, 0, kLoTop, need, h.atLeast - h.above, lanes);
     const float tl = static_cast<float>(l.threshold);
-    Compares(Mask(kAux), bucket, tl, CMPMODE::GT, lanes);
-    Or(Mask(kTaken).ReinterpretCast<uint16_t>(), Mask(kTaken).ReinterpretCast<uint16_t>(),
-       Mask(kAux).ReinterpretCast<uint16_t>(), static_cast<int32_t>(lanes / 16));
-    Compares(Mask(kTie), bucket, tl, CMPMODE::EQ, lanes);
+    Compares(Mask(kAux), lo_, tl, CMPMODE::GT, lanes);
+    OrMask(kTaken, kAux, lanes);
+    Compares(Mask(kTie), lo_, tl, CMPMODE::EQ, lanes);
     return need - l.above;
   }
 
-  // Appends kSink + j for the chosen lanes j < n in ascending order, at most up to position
-  // `end`; returns the new position.
-  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& o, uint32_t pos, uint32_t end, uint32_t n,
-                                  uint32_t ties, uint32_t lanes) {
+  // Adds the first `ties` lanes of kTie (index order) to kTaken, on the scalar unit.
+  __aicore__ inline void TakeTies(uint32_t ties, uint32_t lanes) {
+    WaitForPipe<HardEvent::V_S>();
     LocalTensor<uint32_t> taken = Mask(kTaken).ReinterpretCast<uint32_t>();
     LocalTensor<uint32_t> tie = Mask(kTie).ReinterpretCast<uint32_t>();
-    for (uint32_t w = 0; w < lanes / 32; ++w) {
+    for (uint32_t w = 0; w < lanes / 32 && ties > 0; ++w) {
+      uint32_t t = tie.GetValue(w);
+      if (t == 0) continue;
       uint32_t word = taken.GetValue(w);
-      if (ties > 0) {
-        uint32_t t = tie.GetValue(w);
-        while (t != 0 && ties > 0) {
-          const uint32_t low = t & (~t + 1u);
-          word |= low;
-          t ^= low;
-          --ties;
-        }
+      while (t != 0 && ties > 0) {
+        const uint32_t low = t & (~t + 1u);
+        word |= low;
+        t ^= low;
+        --ties;
       }
-      while (word != 0) {
-        const uint32_t j = w * 32 + LowestBit(word);
-        if (j < n && pos < end) o.SetValue(pos++, static_cast<int32_t>(amct_stem::kSink + j));
-        word &= word - 1u;
-      }
+      taken.SetValue(w, word);
     }
+    WaitForPipe<HardEvent::S_V>();
+  }
+
+  // Row q of the group: select, then emit [0..3] ++ ascending(TopK) ++ [vis-4 .. vis-1].
+  __aicore__ inline void SelectRow(uint32_t q) {
+    const GroupRow& row = group_[q];
+    const uint32_t lanes = RoundUpTo(row.vis, kChunk);
+    const uint32_t n = row.vis - amct_stem::kSink - amct_stem::kWindow;
+    // Bounds: K <= n, <= kMaxK and the row (maxKb >= vis > K + 8 by construction; kept as a guard).
+    uint32_t K = Min(row.K, n);
+    K = Min(K, amct_stem::kMaxK);
+    if (K == 0) {  // only out-of-contract lengths (a prompt shorter than kv) give K = 0
+      Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
+    } else {
+      const uint32_t ties = Choose(hi_[q * t_.rowLanes], s_[q * t_.rowLanes], n, K, lanes);
+      if (ties > 0) TakeTies(ties, lanes);
+    }
+    // The sink and window lanes.
+    LocalTensor<float> idx = scratch_;
+    CreateVecIndex(idx, 0.0f, lanes);
+    Compares(Mask(kAux), idx, static_cast<float>(amct_stem::kSink), CMPMODE::LT, lanes);
+    OrMask(kTaken, kAux, lanes);
+    Compares(Mask(kAux), idx, static_cast<float>(row.vis - amct_stem::kWindow), CMPMODE::GE, lanes);
+    Compares(Mask(kRange), idx, static_cast<float>(row.vis), CMPMODE::LT, lanes);
+    AndMask(kAux, kRange, lanes);
+    OrMask(kTaken, kAux, lanes);
+    const uint32_t written = Emit(row.outRow * t_.maxKb, Min(K + amct_stem::kSink + amct_stem::kWindow, t_.maxKb),
+                                  lanes);
+    WriteLength(row.outRow, written);
+  }
+
+  // Compacts the index ramp by Mask(kTaken) into the output row at `out`, at most `limit`
+  // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
+  // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
+  // previous ones.
+  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t lanes) {
+    const uint32_t repeats = lanes / kRepeatLanes;
+    LocalTensor<float> counts = countBuf_.Get<float>();
+    LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
+    LocalTensor<int32_t> slot = lo_.ReinterpretCast<int32_t>();  // lo_ is free after the selection
+    ReduceEachRepeat<Reduce::kSum>(counts, Ones(kTaken, lanes), static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats),
+                                   1, 1, 8);
+    Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
+    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
+    WaitForPipe<HardEvent::V_S>();     // the counts
+    for (uint32_t r = 0; r < repeats; ++r) {
+      if (counts.GetValue(r) == 0.0f) continue;
+      uint64_t rsvd = 0;
+      GatherMask(slot[r * kRepeatLanes], ramp_[r * kRepeatLanes], pat[r * 8], false, 0u,
+                 GatherMaskParams(1, 1, 8, 0), rsvd);
+    }
+    WaitForPipe<HardEvent::V_MTE3>();  // the slots
+    uint32_t pos = 0;
+    for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
+      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r));
+      if (kept == 0) continue;
+      const uint32_t k = Min(kept, limit - pos);
+      DataCopyPad(outGm_[out + pos], slot[r * kRepeatLanes], DataCopyExtParams(1, k * 4, 0, 0, 0));
+      pos += k;
+    }
+    WaitForPipe<HardEvent::S_V>();  // counts is rewritten by the next row's reduction
     return pos;
   }
 
-  // The row table is trusted for values, not for bounds: a row's candidates are capped at the
-  // UB capacity, K at the candidates, kMaxK and the output row (kSink + K + kWindow elements).
-  // A row that cannot hold its sink and window blocks is skipped.
-  __aicore__ inline void Row(uint64_t row) {
-    const uint64_t rawN = Field(row, amct_stem::kCandidates);
-    const uint64_t rawK = Field(row, amct_stem::kTopK);
-    const uint32_t n = static_cast<uint32_t>(rawN < t_.maxLanes ? rawN : t_.maxLanes);
-    if (n == 0 || rawK == 0 || t_.rowLength < amct_stem::kSink + amct_stem::kWindow + 1) return;
-    const uint32_t room = t_.rowLength - amct_stem::kSink - amct_stem::kWindow;
-    uint32_t K = static_cast<uint32_t>(rawK < amct_stem::kMaxK ? rawK : amct_stem::kMaxK);
-    K = K < n ? K : n;
-    K = K < room ? K : room;
-    const uint32_t lanes = RoundUpTo(n, kRepeatLanes);
-    LocalTensor<float> s = dotsQue_.AllocTensor<float>();
-    LocalTensor<float> bias = biasQue_.AllocTensor<float>();
-    Scores(s, bias, Field(row, amct_stem::kDotsOffset), Field(row, amct_stem::kBiasOffset), n, lanes);
-    Keys(s, lanes);
-    const uint32_t ties = Choose(s, bias, n, K, lanes);  // bias is free: scratch
-    LocalTensor<int32_t> o = outQue_.AllocTensor<int32_t>();
-    WaitForPipe<HardEvent::V_S>();     // the masks Emit reads
-    WaitForPipe<HardEvent::MTE3_S>();  // the previous row's output DMA has read o
-    for (uint32_t c = 0; c < amct_stem::kSink; ++c) o.SetValue(c, static_cast<int32_t>(c));
-    uint32_t pos = Emit(o, amct_stem::kSink, amct_stem::kSink + K, n, ties, lanes);
-    const uint32_t windowStart = n + amct_stem::kSink;  // vis - 4 with vis = n + 8
-    for (uint32_t c = 0; c < amct_stem::kWindow; ++c) o.SetValue(pos + c, static_cast<int32_t>(windowStart + c));
-    pos += amct_stem::kWindow;
-    WaitForPipe<HardEvent::S_MTE3>();  // o was written by the scalar unit
-    WaitForPipe<HardEvent::S_V>();     // the next row's vector ops overwrite the masks
-    outQue_.EnQue(o);
-    LocalTensor<int32_t> ov = outQue_.DeQue<int32_t>();
-    DataCopyPad(outGm_[Field(row, amct_stem::kOutOffset)], ov, DataCopyExtParams(1, pos * 4, 0, 0, 0));
-    outQue_.FreeTensor(ov);
-    dotsQue_.FreeTensor(s);
-    biasQue_.FreeTensor(bias);
-  }
-
   StemTiling t_;
-  amct_kernel::BlockRange range_;
+  uint32_t aic_ = 0, sub_ = 0;
+  bool split_ = true;  // two vector blocks share each tile
+  uint64_t biasOffset_ = 0;
+  GroupRow group_[amct_stem::kMaxGroupRows];
+  uint32_t count_ = 0;
   GlobalTensor<float> dotsGm_;
   GlobalTensor<float> biasGm_;
-  GlobalTensor<int64_t> rowGm_;
+  GlobalTensor<int32_t> qLenGm_;
+  GlobalTensor<int32_t> kvLenGm_;
+  GlobalTensor<int32_t> promptGm_;
+  GlobalTensor<int32_t> metaGm_;
   GlobalTensor<int32_t> outGm_;
-  TQue<TPosition::VECIN, 1> dotsQue_;
+  GlobalTensor<int32_t> seqGm_;
+  TQue<TPosition::VECIN, 1> scoreQue_;
   TQue<TPosition::VECIN, 1> biasQue_;
-  TQue<TPosition::VECOUT, 1> outQue_;
+  TBuf<TPosition::VECCALC> chunkA_;
+  TBuf<TPosition::VECCALC> chunkB_;
   TBuf<TPosition::VECCALC> hiBuf_;
+  TBuf<TPosition::VECCALC> sBuf_;
   TBuf<TPosition::VECCALC> loBuf_;
-  TBuf<TPosition::VECCALC> onesBuf_;
+  TBuf<TPosition::VECCALC> scratchBuf_;
+  TBuf<TPosition::VECCALC> rampBuf_;
   TBuf<TPosition::VECCALC> maskBuf_[kMasks];
   TBuf<TPosition::VECCALC> partBuf_;
   TBuf<TPosition::VECCALC> part2Buf_;
+  TBuf<TPosition::VECCALC> countBuf_;
+  TBuf<TPosition::VECCALC> patBuf_;
+  TBuf<TPosition::VECCALC> patOffBuf_;
+  TBuf<TPosition::VECCALC> seqBuf_;
   LocalTensor<float> hi_;
+  LocalTensor<float> s_;
   LocalTensor<float> lo_;
-  LocalTensor<float> ones_;
+  LocalTensor<float> scratch_;
+  LocalTensor<int32_t> ramp_;
 };
 
 }  // namespace
 
-extern "C" __global__ __vector__ void amct_stem_indexer_kernel(GM_ADDR dots, GM_ADDR vbias, GM_ADDR rows, GM_ADDR out,
-                                                               GM_ADDR tiling) {
+extern "C" __global__ __vector__ void amct_stem_indexer_kernel(GM_ADDR dots, GM_ADDR vbias, GM_ADDR qLens,
+                                                               GM_ADDR kvLens, GM_ADDR prompt, GM_ADDR metadata,
+                                                               GM_ADDR indices, GM_ADDR seqLen, GM_ADDR tiling) {
   StemTiling t = amct_kernel::LoadTiling<StemTiling>(tiling);
   TPipe pipe;
-  StemSelector op;
-  op.Init(dots, vbias, rows, out, t, &pipe);
+  StemIndexer op;
+  op.Init(dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
   op.Process();
 }
 
-extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias, uint8_t* rows,
-                                         uint8_t* out, uint8_t* tiling) {
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias,
+                                         uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt, uint8_t* metadata,
+                                         uint8_t* indices, uint8_t* seqLen, uint8_t* tiling) {
 #if defined(AMCT_KERNEL_SIM)
   (void)stream;
-  amct_sim::Launch("amct_stem_indexer_kernel", blockDim, [=] { amct_stem_indexer_kernel(dots, vbias, rows, out, tiling); });
+  amct_sim::Launch("amct_stem_indexer_kernel", blockDim, [=] {
+    amct_stem_indexer_kernel(dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling);
+  });
 #else
-  amct_stem_indexer_kernel<<<blockDim, nullptr, stream>>>(dots, vbias, rows, out, tiling);
+  amct_stem_indexer_kernel<<<blockDim, nullptr, stream>>>(dots, vbias, qLens, kvLens, prompt, metadata, indices,
+                                                         seqLen, tiling);
 #endif
 }

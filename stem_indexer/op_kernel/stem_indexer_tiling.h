@@ -1,37 +1,48 @@
-// Tiling of the stem_indexer selection kernel: written by the host, read by the kernel from GM.
-// Shared by host and kernel, so it includes only <cstdint>.
+// Tiling of the fused stem_indexer kernel: written by the host from shapes and attributes only
+// (never from the lengths, which the kernel reads itself), read by the kernel from GM. Shared by
+// host and kernel, so it includes only <cstdint>.
 #pragma once
 
 #include <cstdint>
 
 namespace amct_stem {
 
-constexpr uint32_t kSink = 4;           // initial_blocks: always selected
-constexpr uint32_t kWindow = 4;         // window_size: always selected
-constexpr uint32_t kMaxK = 256;         // cap on the dynamic count
-constexpr uint32_t kLaneQuantum = 64;   // candidates are padded to whole fp32 repeats (Compares)
-constexpr uint32_t kRowFields = 8;      // int64 words per row-table entry
+constexpr uint32_t kSink = 4;            // initial_blocks: always selected
+constexpr uint32_t kWindow = 4;          // window_size: always selected
+constexpr uint32_t kMaxK = 256;          // cap on the dynamic count
+constexpr uint32_t kChunk = 256;         // key blocks per score chunk (the metadata's s2 tile)
+constexpr uint32_t kMTile = 64;          // rows per m tile (group-major rows r = g * Qb + s1)
+constexpr uint32_t kMaxGroupRows = 4;    // Top-K rows whose keys are built together
+constexpr uint32_t kSubBlocks = 2;       // vector cores per cube core (MIX 1:2)
+// Metadata layout (docs/stem_indexer.md §6), in int32 words.
+constexpr uint32_t kHeaderWords = 16;
+constexpr uint32_t kSlots = 36;
+constexpr uint32_t kRecordWords = 16;
 
-// One Top-K row of the row table (int64 words, kRowFields per row):
-//   [0] element offset of the row's dot products in `dots` (candidate c is block kSink + c)
-//   [1] element offset of vbias[b, n, kSink] in `vbias`
-//   [2] element offset of sparse_indices[b, h, i, 0] in the output
-//   [3] n: the candidate count vis - 8 (> K)
-//   [4] K: the dynamic count, 1..256
-//   [5..7] 0
-enum RowField : uint32_t { kDotsOffset = 0, kBiasOffset = 1, kOutOffset = 2, kCandidates = 3, kTopK = 4 };
-
-// Core c < blockNum handles rows [c * rowsPerCore, c * rowsPerCore + (last ? rowsLastCore : rowsPerCore)).
 struct StemTiling {
-  uint32_t blockNum;      // cores launched
+  uint32_t batch;         // B
+  uint32_t qHeads;        // Nq
+  uint32_t kvHeads;       // Nk
+  uint32_t group;         // G = Nq / Nk
+  uint32_t maxQb;         // qflat.size(2)
+  uint32_t maxKb;         // kflat.size(2): the length of an output row, never exceeded
+  uint32_t causal;        // 1: right-down aligned causal mask
   uint32_t precision;     // topk_score_precision: 1 ranks fp32 scores, 2 their bf16 (RNE) values
-  uint64_t rowCount;      // Top-K rows in the row table
-  uint64_t rowsPerCore;   // rows of every core but the last
-  uint64_t rowsLastCore;  // rows of the last core
-  uint32_t maxLanes;      // UB buffers hold this many candidates (a multiple of kLaneQuantum)
+  uint32_t promptFromKv;  // 1: num_prompt_tokens absent, the prompt is kv_seq_lens
+  uint32_t aicNum;        // cube cores of the plan's core map: slot c runs on core c % aicNum
+  uint32_t subBlocks;     // vector blocks per cube core: kSubBlocks (1 only on a one-core sim platform)
+  uint32_t blockNum;      // vector blocks launched (subBlocks per cube core)
+  uint32_t rowLanes;      // W: lanes of a row's key buffer, a multiple of kChunk, >= maxKb
+  uint32_t groupRows;     // Top-K rows per key group, 1..kMaxGroupRows
   uint32_t ubBudget;      // UB bytes per core the tiling assumed
-  uint32_t ubUsed;        // UB bytes the kernel's buffers take for maxLanes
-  uint32_t rowLength;     // elements of an output row (maxKb): the kernel never writes more
+  uint32_t ubUsed;        // UB bytes the kernel's buffers take
+  float alpha;            // f32(alpha), in (0, 1]
+  float rateMedium;       // f32(k_block_num_rate_medium)
+  float rateLarge;        // f32(k_block_num_rate_large)
+  int32_t biasMedium;
+  int32_t biasLarge;
+  uint32_t reserved;      // 0 (keeps metadataWords 8-byte aligned)
+  uint64_t metadataWords; // metadata.size(0) (>= capacity(B, Nk))
 };
 
 }  // namespace amct_stem

@@ -1,9 +1,13 @@
-// Kernel sim: the stem_indexer kernel bounds what it writes per row by itself. A crafted row
-// table (K above the candidates, the row room and kMaxK; candidates above the UB capacity;
-// K = 0; an output row too short for the sink and window blocks) must never make it write past
-// a row: rows sit 2 * rowLength apart in a sentinel-filled output, and every element outside
-// [row start, row start + kSink + K' + kWindow) must keep the sentinel.
+// Kernel sim: the stem_indexer kernel stays inside its outputs' rows whatever the plan and the
+// lengths say. A crafted metadata table (a section count far above B * Nk, a record spanning past
+// the grid, records outside it, a negative one) and out-of-contract lengths (q and kv far above
+// maxQb * 128 and maxKb * 128, a prompt shorter than kv: K = 1, and a zero prompt: K = 0) must
+// never make it write outside sparse_indices / sparse_seq_len (sentinel guards around both), nor
+// past L elements of a row; every written prefix is ascending and holds the sink and window blocks.
+// Also: the kernel's Top-K budget (its integer emulation of the fused step) equals the spec's
+// formula computed with std::fmaf, for every P <= 3000, every row p in [kStart, P) and six alphas.
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "sim_test.h"
@@ -15,74 +19,156 @@ using simtest::ExpectOk;
 namespace {
 
 constexpr int32_t kSentinel = 0x7EEEEEEE;
-constexpr uint32_t kRowLength = 16;  // maxKb of the crafted problem
-constexpr uint32_t kMaxLanes = 128;
+constexpr int64_t kGuard = 64;  // sentinel elements before and after each output
+constexpr uint32_t kB = 2, kNq = 32, kNk = 2, kG = kNq / kNk, kMaxQb = 2, kMaxKb = 24;
 
-struct CraftedRow {
-  const char* name;
-  int64_t candidates;
-  int64_t k;
-  uint32_t expectWritten;  // kSink + K' + kWindow, or 0
-};
+// §5 with the fused step as std::fmaf (the spec's own C++ form).
+int64_t SpecBudget(int64_t P, int64_t p, float alpha) {
+  int64_t kStart = P;
+  if (P >= 56) {
+    const bool medium = P < 160;
+    const float scaled = static_cast<float>(P) * (medium ? 0.2f : 0.1f);
+    kStart = static_cast<int64_t>(std::trunc(scaled + 30.0f));
+  }
+  const int64_t decay = P - kStart;
+  int64_t budget = kStart;
+  if (!(p < kStart || decay <= 1)) {
+    const float ks = static_cast<float>(kStart);
+    const float kEnd = ks * alpha;
+    const float t = static_cast<float>(p - kStart) / static_cast<float>(decay - 1);
+    const float v = std::fmaf(t, kEnd - ks, ks);
+    budget = v < 1.0f ? 1 : std::min<int64_t>(static_cast<int64_t>(std::floor(v)), kStart);
+  }
+  return std::min<int64_t>(budget, 256);
+}
+
+void BudgetMatchesSpec() {
+  amct_stem::StemTiling t{};
+  t.rateMedium = 0.2f;
+  t.rateLarge = 0.1f;
+  t.biasMedium = 30;
+  t.biasLarge = 30;
+  uint64_t checked = 0, wrong = 0;
+  std::string first;
+  for (float alpha : {0.01f, 0.3f, 0.5f, 0.75f, 0.9f, 1.0f}) {
+    t.alpha = alpha;
+    for (int64_t P = 0; P <= 3000; ++P) {
+      const int64_t kStart = KStart(P, t);
+      for (int64_t p = kStart; p < P; ++p) {
+        const int64_t got = TopkBudget(P, p, P, P, t), want = SpecBudget(P, p, alpha);
+        ++checked;
+        if (got != want && wrong++ == 0) {
+          first = amct_sim::detail::Fmt("P %lld p %lld alpha %g: %lld, spec %lld", static_cast<long long>(P),
+                                        static_cast<long long>(p), alpha, static_cast<long long>(got),
+                                        static_cast<long long>(want));
+        }
+      }
+    }
+  }
+  Check("stem_budget_fused_step", wrong == 0 && checked > 1000000,
+        amct_sim::detail::Fmt("%llu of %llu differ; first %s", static_cast<unsigned long long>(wrong),
+                              static_cast<unsigned long long>(checked), first.c_str()));
+  t.alpha = 0.3f;
+  Check("stem_budget_spec_example", TopkBudget(254, 235, 254, 254, t) == 19, "P 254, p 235, alpha 0.3 must give 19");
+}
+
+// A metadata record of section s, slot c.
+void Record(std::vector<int32_t>& md, uint32_t s, uint32_t c, std::initializer_list<int32_t> words) {
+  std::copy(words.begin(), words.end(), md.begin() + amct_stem::kHeaderWords + amct_stem::kRecordWords * (36 * s + c));
+}
 
 void Run(bool strict) {
-  const std::vector<CraftedRow> rows = {
-      {"k_above_room_and_candidates", 100, 200, kRowLength},  // K' = min(200, 256, 100, 16 - 8) = 8
-      {"candidates_above_capacity", 5000, 3, 4 + 3 + 4},      // n' = 128
-      {"k_zero", 50, 0, 0},
-      {"k_above_max_k", 120, 100000, kRowLength},
-  };
+  const std::string tag = strict ? "stem_bounds_strict_" : "stem_bounds_";
+  const std::vector<int32_t> qLens{100000, 256}, kvLens{100000, 3072}, prompt{100, 0};
+  std::vector<int32_t> md(4096, 0);
+  md[0] = 1000;                            // sections: clamped to B * Nk
+  Record(md, 0, 0, {0, 0, 0, 99, 0, 0});   // every tile of the grid, and on past its end
+  Record(md, 0, 1, {4, 0, 0, 9, 0, 0});    // bn2 >= B * Nk
+  Record(md, 0, 2, {0, 7, 0, 0, 9, 0});    // m >= Mt
+  Record(md, 0, 3, {-5, 0, 0, 2, 0, 0});   // negative
   std::mt19937 g(3);
   std::uniform_real_distribution<float> u(-100.0f, 100.0f);
-  std::vector<float> dots(rows.size() * kMaxLanes), vbias(kMaxLanes + 16, 0.0f);
+  std::vector<float> dots(static_cast<size_t>(kB) * kNk * kG * kMaxQb * kMaxKb), vbias(kB * kNk * kMaxKb);
   for (float& d : dots) d = u(g);
-  std::vector<int64_t> table(rows.size() * amct_stem::kRowFields, 0);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    int64_t* e = &table[r * amct_stem::kRowFields];
-    e[amct_stem::kDotsOffset] = static_cast<int64_t>(r * kMaxLanes);
-    e[amct_stem::kBiasOffset] = 0;
-    e[amct_stem::kOutOffset] = static_cast<int64_t>(r * 2 * kRowLength);
-    e[amct_stem::kCandidates] = rows[r].candidates;
-    e[amct_stem::kTopK] = rows[r].k;
-  }
-  std::vector<int32_t> out(rows.size() * 2 * kRowLength, kSentinel);
+  for (float& v : vbias) v = u(g);
+  const size_t rows = static_cast<size_t>(kB) * kNq * kMaxQb;
+  std::vector<int32_t> out(rows * kMaxKb + 2 * kGuard, kSentinel), seq(rows + 2 * kGuard, kSentinel);
+  std::fill(out.begin() + kGuard, out.end() - kGuard, -1);  // the host's fills
+  std::fill(seq.begin() + kGuard, seq.end() - kGuard, 0);
   amct_stem::StemTiling t{};
-  t.blockNum = 1;
+  t.batch = kB;
+  t.qHeads = kNq;
+  t.kvHeads = kNk;
+  t.group = kG;
+  t.maxQb = kMaxQb;
+  t.maxKb = kMaxKb;
+  t.causal = 1;
   t.precision = 1;
-  t.rowCount = rows.size();
-  t.rowsPerCore = rows.size();
-  t.rowsLastCore = rows.size();
-  t.maxLanes = kMaxLanes;
-  t.rowLength = kRowLength;
-  amct_sim::GmScope scope{{dots.data(), dots.size() * 4, false},
-                          {vbias.data(), vbias.size() * 4, false},
-                          {table.data(), table.size() * 8, false},
-                          {&t, sizeof(t), false},
-                          {out.data(), out.size() * 4, true}};
+  t.aicNum = 1;
+  t.subBlocks = 2;
+  t.blockNum = 2;
+  t.rowLanes = 256;
+  t.groupRows = 3;
+  t.alpha = 1.0f;
+  t.rateMedium = 0.2f;
+  t.rateLarge = 0.1f;
+  t.biasMedium = 30;
+  t.biasLarge = 30;
+  t.metadataWords = md.size();
+  amct_sim::GmScope scope{{dots.data(), dots.size() * 4, false},   {vbias.data(), vbias.size() * 4, false},
+                          {const_cast<int32_t*>(qLens.data()), 8, false}, {const_cast<int32_t*>(kvLens.data()), 8, false},
+                          {const_cast<int32_t*>(prompt.data()), 8, false}, {md.data(), md.size() * 4, false},
+                          {&t, sizeof(t), false},                   {out.data(), out.size() * 4, true},
+                          {seq.data(), seq.size() * 4, true}};
   amct_sim::SetModes(amct_sim::HardwareModes{false, false, strict});
-  const std::string tag = strict ? "stem_bounds_strict_" : "stem_bounds_";
+  auto bytes = [](const void* p) { return reinterpret_cast<uint8_t*>(const_cast<void*>(p)); };
   const bool ran = ExpectOk(tag + "launch", [&] {
-    amct_stem_indexer_launch(1, nullptr, reinterpret_cast<uint8_t*>(dots.data()),
-                             reinterpret_cast<uint8_t*>(vbias.data()), reinterpret_cast<uint8_t*>(table.data()),
-                             reinterpret_cast<uint8_t*>(out.data()), reinterpret_cast<uint8_t*>(&t));
+    amct_stem_indexer_launch(2, nullptr, bytes(dots.data()), bytes(vbias.data()), bytes(qLens.data()),
+                             bytes(kvLens.data()), bytes(prompt.data()), bytes(md.data()), bytes(out.data() + kGuard),
+                             bytes(seq.data() + kGuard), bytes(&t));
   });
   amct_sim::ResetModes();
   if (!ran) return;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const int32_t* row = &out[r * 2 * kRowLength];
-    uint32_t written = 0;
-    while (written < 2 * kRowLength && row[written] != kSentinel) ++written;
-    bool untouched = std::all_of(row + written, row + 2 * kRowLength, [](int32_t v) { return v == kSentinel; });
-    bool ascending = std::is_sorted(row, row + written) && std::adjacent_find(row, row + written) == row + written;
-    Check(tag + rows[r].name, written == rows[r].expectWritten && untouched && ascending,
-          amct_sim::detail::Fmt("wrote %u elements (want %u), rest untouched %d, ascending %d", written,
-                                rows[r].expectWritten, untouched, ascending));
+  auto guarded = [](const std::vector<int32_t>& v) {
+    return std::all_of(v.begin(), v.begin() + kGuard, [](int32_t x) { return x == kSentinel; }) &&
+           std::all_of(v.end() - kGuard, v.end(), [](int32_t x) { return x == kSentinel; });
+  };
+  Check(tag + "guards_untouched", guarded(out) && guarded(seq), "a write outside the outputs");
+  // Hand-derived lengths: Qb = 2, Kb = 24 (clamped) in both batches; vis = 23, 24 (causal) > K + 8.
+  // b0: P = 1, kStart = 1, no decay: K = 1, L = 9. b1: P = 0: K = 0, L = 8 (sink and window only).
+  bool lengthsOk = true, rowsOk = true;
+  std::string why;
+  for (uint32_t b = 0; b < kB; ++b) {
+    for (uint32_t h = 0; h < kNq; ++h) {
+      for (uint32_t i = 0; i < kMaxQb; ++i) {
+        const size_t r = (static_cast<size_t>(b) * kNq + h) * kMaxQb + i;
+        const int32_t L = seq[kGuard + r];
+        const int32_t wantL = b == 0 ? 9 : 8;
+        const int32_t vis = static_cast<int32_t>(kMaxKb) - static_cast<int32_t>(kMaxQb) + static_cast<int32_t>(i) + 1;
+        if (L != wantL && lengthsOk) {
+          lengthsOk = false;
+          why = amct_sim::detail::Fmt("row (%u, %u, %u): L %d, want %d", b, h, i, L, wantL);
+        }
+        const int32_t* row = &out[kGuard + r * kMaxKb];
+        const int32_t n = std::max(0, std::min<int32_t>(L, kMaxKb));
+        bool ok = std::all_of(row + n, row + kMaxKb, [](int32_t x) { return x == -1; });
+        ok = ok && std::is_sorted(row, row + n) && std::adjacent_find(row, row + n) == row + n;
+        ok = ok && n >= 8 && row[0] == 0 && row[3] == 3 && row[n - 4] == vis - 4 && row[n - 1] == vis - 1;
+        if (!ok && rowsOk) {
+          rowsOk = false;
+          why += amct_sim::detail::Fmt(" row (%u, %u, %u) with L %d: bad prefix or tail", b, h, i, L);
+        }
+      }
+    }
   }
+  Check(tag + "lengths", lengthsOk, why);
+  Check(tag + "rows_within_L", rowsOk, why);
 }
 
 }  // namespace
 
 int main() {
+  BudgetMatchesSpec();
   Run(false);
   Run(true);
   return simtest::Finish();

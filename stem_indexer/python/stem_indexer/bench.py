@@ -22,6 +22,7 @@ Bars: at 128K tokens, op <= 1.5x matmul; at 8K, op >= 20x faster than the refere
 This is a script, not a test: nothing here runs in the test suite.
 """
 import concurrent.futures
+import json
 
 import torch
 
@@ -212,9 +213,25 @@ def _notes(results, args, causal):
     return notes
 
 
+DECODE_BATCH, DECODE_KV = 32, 64 << 10  # the decode case of --npu-estimate: B=32, one query token, kv 64K
+
+
+def _decode_inputs(seed):
+    blocks = DECODE_KV // 128
+    g = torch.Generator().manual_seed(seed)
+    qflat = (torch.rand(DECODE_BATCH, NQ, 1, 2048, generator=g) * 2 - 1).to(torch.bfloat16)
+    kflat = (torch.rand(DECODE_BATCH, NK, blocks, 2048, generator=g) * 2 - 1).to(torch.bfloat16)
+    vbias = torch.rand(DECODE_BATCH, NK, blocks, generator=g) * 2 - 1
+    q_lens = torch.ones(DECODE_BATCH, dtype=torch.int32)
+    kv_lens = torch.full((DECODE_BATCH,), DECODE_KV, dtype=torch.int32)
+    return qflat, kflat, vbias, q_lens, kv_lens
+
+
 def npu_estimate(args):
-    """``--npu-estimate``: the AscendC selection kernel (run by ``_npu_stem_indexer_emulated``), estimated
-    by the kernel sim's cost model. The score matmuls (the cube part) are not modelled yet."""
+    """``--npu-estimate``: the fused AscendC kernel (run by ``_npu_stem_indexer_emulated``) at each prefill
+    size and at a decode shape (B=32, one query token, kv 64K), estimated by the kernel sim's cost model.
+    Its vector side only: the kernel still reads the fp32 dot products from GM (its cube stage is not
+    written yet), so the rows are the selection's time, not the op's."""
     sizes = sorted({n for g in args.sizes for n in g}) if args.sizes else bu.parse_sizes(
         QUICK_SIZES if args.quick else DEFAULT_SIZES)
     causal = not args.non_causal
@@ -226,8 +243,31 @@ def npu_estimate(args):
         cases.append((f"{tokens // 1024}K tokens{'' if causal else ' non-causal'}",
                       lambda q=qflat, k=kflat, v=vbias, ln=lens, m=md: emulated(
                           q, k, v, ln, ln, metadata=m, causal=causal, alpha=args.alpha)))
-    return bu.npu_estimate_tables(
-        cases, args, "stem_indexer: estimated NPU time of the AscendC selection kernel per call",
-        notes=["stem_indexer: only the AscendC kernel (block scores -> budgeted Top-K selection, vector) is "
-               "estimated; the score matmuls are not modelled yet (no cube pipes in the model): the row is a "
-               "lower bound of the op, not its time."])
+    qflat, kflat, vbias, q_lens, kv_lens = _decode_inputs(args.seed)
+    md = npu_stem_indexer_metadata(q_lens, kv_lens, NQ, NK, causal=causal)
+    cases.append((f"decode B={DECODE_BATCH} kv {DECODE_KV // 1024}K",
+                  lambda q=qflat, k=kflat, v=vbias, ql=q_lens, kl=kv_lens, m=md: emulated(
+                      q, k, v, ql, kl, metadata=m, causal=causal, alpha=args.alpha)))
+    out = bu.npu_estimate_tables(
+        cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel's vector side per call",
+        notes=["stem_indexer: the fused kernel's vector side (lengths, budget, keys, Top-K select, GatherMask "
+               "emission) is estimated; it still reads the fp32 dot products from GM, as its cube stage "
+               "(bf16 score tiles into UB) is not written yet: the row is a lower bound of the op, not its time.",
+               "stem_indexer 'bare score matmul' rows: torch.ops.amct._sim_matmul_estimate of one plain bf16 "
+               "(M x 2048) x (2048 x N) matmul with the FLOPs of the case's visible blocks (M = Nq * query blocks, "
+               "N = the mean visible key blocks per row); it shares one B across all rows, so it reads less GM "
+               "than the per-kv-head, per-batch score matmuls do (decode above all): a compute floor."])
+    cases_mm = [(f"{t // 1024}K tokens", NQ * (t // 128), _mean_visible(t // 128, causal)) for t in sizes]
+    cases_mm.append((f"decode B={DECODE_BATCH} kv {DECODE_KV // 1024}K", DECODE_BATCH * NQ, DECODE_KV // 128))
+    for label, m, n in cases_mm:
+        record = json.loads(torch.ops.amct._sim_matmul_estimate(args.soc, m, 2048, n))
+        out["tables"][0]["rows"] += bu._estimate_rows(f"{label}: bare score matmul {m}x2048x{n}", [record])
+        out["results"].append({"case": f"{label}: bare score matmul", **record})
+    return out
+
+
+def _mean_visible(blocks, causal):
+    """Mean visible key blocks per query-block row (q = kv = blocks), rounded to the nearest block."""
+    if not causal:
+        return blocks
+    return (blocks + 1) // 2

@@ -6,7 +6,7 @@ shapes, device) and compares with :mod:`amct_ops.stem_indexer.reference` run on 
 exactly for the patterned acceptance cases, whose expected prefixes are also written here from
 the spec (so that a reference bug cannot hide an op bug), and with the spec's near-tie tolerance
 for random inputs. The metadata op is checked against the spec's worked example word for word.
-On the CPU the same cases also run the AscendC selection kernel through the kernel sim
+On the CPU the same cases also run the fused AscendC kernel through the kernel sim
 (``_npu_stem_indexer_emulated``), which the CPU op does not use (it selects natively).
 """
 import torch
