@@ -60,6 +60,7 @@ constexpr int64_t kGrainElements = 1 << 16;  // below this, one thread: waking o
 inline VecI bitsOf(const Vec& v) { return at::vec::cast<int32_t>(v); }
 inline Vec floatOf(const VecI& v) { return at::vec::cast<float>(v); }
 inline VecI splat(int32_t v) { return VecI(v); }
+inline VecI bit(int n) { return VecI(static_cast<int32_t>(1u << n)); }
 // b where the all-ones / all-zeros mask m is set, else a.
 inline VecI select(const VecI& m, const VecI& b, const VecI& a) { return a ^ ((a ^ b) & m); }
 
@@ -324,12 +325,11 @@ inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]
 // The batch's per-block values: rows (one per block, 16 subgroups) and columns (one per
 // subgroup, W blocks), moved between the two by transposes.
 struct Batch {
-  alignas(64) float rows[kBatch][kSubgroups];  // stage A's maxima, then stage B's m
-  alignas(64) float fRows[kBatch][kSubgroups];
+  alignas(64) float rows[kBatch][kSubgroups];      // stage A's maxima, then stage B's m
   alignas(64) float columns[kSubgroups][kBatch];
-  alignas(64) float fColumns[kSubgroups][kBatch];
-  alignas(64) int32_t scaleWords[kBatch];  // pack: bytes 0-3 of each block, little-endian
-  int poisoned;                            // bit b: block b holds a NaN or an Inf
+  alignas(64) int32_t sumBits[kBatch];             // bits(S) + bits(rec): f = sum - bits(m)
+  alignas(64) int32_t scaleWords[kBatch];          // pack: bytes 0-3 of each block, little-endian
+  int poisoned;                                    // bit b: block b holds a NaN or an Inf
 };
 
 // rows [W][16] -> columns [16][W] and back (at::vec's transposes are 8 x 8 or 16 x 16).
@@ -351,8 +351,8 @@ inline void columnsToRows(const float* columns, float* rows) {
   }
 }
 
-// Stage B on bt.columns (the maxima), lane b = block b; writes bt.rows (m), bt.fRows (f),
-// bt.poisoned and, for pack, bt.scaleWords.
+// Stage B on bt.columns (the maxima), lane b = block b; writes bt.rows (m), bt.sumBits, bt.poisoned and, for pack, bt.scaleWords. The flags are compare masks (all ones or
+// zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
 template <bool kPack>
 inline void batchFactors(Batch& bt) {
   VecI m4[kSubgroups];
@@ -365,24 +365,24 @@ inline void batchFactors(Batch& bt) {
   }
   bt.poisoned = ~floatOf(vmax > splat(0x7F7FFFFF)).zero_mask() & ((1 << kBatch) - 1);
   const Scale sc = blockScale(floatOf(vmax));
-  const Vec one(1.0f), half(0.5f), quarter(0.25f), four(4.0f);
+  const VecI rec = bitsOf(sc.rec);
+  (rec + bitsOf(sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
+  const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
   VecI flags = sc.e6m2;
   for (int j = 0; j < 8; ++j) {
-    const Vec l2 = (floatOf(m8[j]) * sc.rec).ge(four);
-    const Vec invL2 = one - l2 * half;
-    if (kPack) flags = flags | (at::vec::convert_to_int_of_same_size(l2) << splat(15 - j));
+    const VecI l2 = bitsOf(floatOf(m8[j]) * sc.rec >= Vec(4.0f));  // A2.5
+    const Vec l3Threshold = floatOf(splat(0x40000000) + (l2 & splat(1 << 23)));  // 2 * 2^l2 (A2.6)
+    if (kPack) flags = flags | (l2 & bit(15 - j));
     for (int s = 2 * j; s < 2 * j + 2; ++s) {
-      const Vec l3 = ((floatOf(m4[s]) * sc.rec) * invL2).ge(Vec(2.0f));
-      const Vec invDe = invL2 * (one - l3 * half);
-      (sc.rec * (invDe * four)).store(bt.columns[s]);
-      (sc.S * ((one + l2) * (one + l3) * quarter)).store(bt.fColumns[s]);
+      const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
+      const VecI de = splat(0) - l2 - l3;
+      floatOf(mMax - (de << splat(23))).store(bt.columns[s]);
       // byte 2: bit 7 - s (s < 8), byte 3: bit 15 - s; bytes 2, 3 sit at bits 16 and 24.
-      if (kPack) flags = flags | (at::vec::convert_to_int_of_same_size(l3) << splat(s < 8 ? 23 - s : 39 - s));
+      if (kPack) flags = flags | (l3 & bit(s < 8 ? 23 - s : 39 - s));
     }
   }
   if (kPack) flags.store(bt.scaleWords);
   columnsToRows(&bt.columns[0][0], &bt.rows[0][0]);
-  columnsToRows(&bt.fColumns[0][0], &bt.fRows[0][0]);
 }
 
 // Stage C, one element vector: the code c = min(floor(bf16(4t) + 0.5), 7) with 4t = |x'| m
@@ -408,20 +408,19 @@ inline Element elementOf(const Vec& x, const Vec& m) {
   return {sign, roundToBf16Small(u) + Vec(0.5f)};
 }
 
+// f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
 template <class T>
-inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, const float* fRow, const Lookups<T>& lk) {
+inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sumBits, const Lookups<T>& lk) {
   Vec v[kVecsPerBlock];
   BlockIo<T>::load(in, v);
-  Vec mRows[kSubVecs], fRows[kSubVecs];
-  for (int g = 0; g < kSubVecs; ++g) {
-    mRows[g] = Vec::loadu(mRow + g * W);
-    fRows[g] = Vec::loadu(fRow + g * W);
-  }
+  Vec mRows[kSubVecs];
+  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
+  const VecI sum(sumBits);
   Vec y[kVecsPerBlock];
   for (int k = 0; k < kVecsPerBlock; ++k) {
     const int slot = Layout<T>::slotOf(k);
     const Vec m = lookup(mRows[factorRowOf<T>(k)], lk.index[slot]);
-    const Vec f = lookup(fRows[factorRowOf<T>(k)], lk.index[slot]);
+    const Vec f = floatOf(sum - bitsOf(m));
     const Element e = elementOf(v[k], m);
     y[k] = floatOf(bitsOf(e.code.floor() * f) | e.signBit);
   }
@@ -511,7 +510,7 @@ void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Ba
     if (kPack) {
       packBlockOf(in + b * kBlock, o.value + b * 32, bt.rows[b], lk);
     } else {
-      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, bt.rows[b], bt.fRows[b], lk);
+      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, bt.rows[b], bt.sumBits[b], lk);
     }
   }
   if (kPack) std::memcpy(o.scale, bt.scaleWords, sizeof(bt.scaleWords));
