@@ -3,14 +3,15 @@
 // vector holds W = 8 (DEFAULT, AVX2) or 16 (AVX-512) lanes. Every step is the same IEEE fp32
 // operation (round to nearest even) or bit operation in every copy, so all copies give the same bits.
 //
-// Blocks along the last dim (fake-quant, pack, unpack) are read one 64-element block at a time
-// into 64 / W registers and "deinterleaved" twice (at::vec::deinterleave2): lane l of plane r then
-// holds element 4l + r, i.e. the planes run over the 16 subgroups of 4, so a subgroup maximum is
-// a max of the four planes, and every per-subgroup factor multiplies a plane lane by lane. The
-// inverse interleave restores the element order for the store. Blocks along another dim are
-// columns of a 64 x inner run: there a lane is a block and every reduction is a max of rows.
-// All stages of a block (max, scale, flags, codes, reconstruction) run in registers between its
-// load and its store; the only branches are per block or per tile, never per element.
+// Fake-quant and pack along the last dim run in batches of W blocks (see "batches of W blocks"
+// below): per block the subgroup maxima; then, transposed so that a lane is a block, the block
+// scale, flags and per-subgroup factors of all W blocks at once; then per block the codes, with
+// the factors spread over the elements by one lookup (hifloat4_cast_simd.h) per vector. Unpack
+// reads one block at a time into 64 / W registers in a "plane" layout (lane l of plane r =
+// element 4l + r; at::vec::interleave2 restores the order). Blocks along another dim are columns
+// of a 64 x inner run: there a lane is a block and every reduction is a max of rows. The only
+// branches are per batch, per block or per tile, never per element; a batch holding a NaN / Inf
+// block takes one more (rare) pass for it.
 // GCC 12 reports AVX-512 shifts by a vector as "(may be) used uninitialized" inside its own
 // intrinsics headers (_mm512_undefined_epi32), and notes the 32-byte vector ABI of the DEFAULT
 // copy's lambdas; neither is about this code.
@@ -401,11 +402,10 @@ inline Vec roundToBf16Small(const Vec& v) {
 }
 
 inline Element elementOf(const Vec& x, const Vec& m) {
-  const VecI xb = bitsOf(x + Vec(0.0f));
-  const VecI sign = xb & splat(kSignBit);
+  const Vec xz = x + Vec(0.0f);
   // min before rounding: bf16 is monotone and 7 is a bf16 value, so this equals min(bf16(4t), 7).
-  const Vec u = at::vec::clamp_max(floatOf(xb ^ sign) * m, Vec(7.0f));
-  return {sign, roundToBf16Small(u) + Vec(0.5f)};
+  const Vec u = absMin(xz * m, Vec(7.0f));
+  return {bitsOf(xz) & splat(kSignBit), roundToBf16Small(u) + Vec(0.5f)};
 }
 
 // f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).

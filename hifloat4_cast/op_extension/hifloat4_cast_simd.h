@@ -1,4 +1,4 @@
-// The two SIMD operations the native HiF4 kernels need that at::vec::Vectorized lacks, one
+// The SIMD operations the native HiF4 kernels need that at::vec::Vectorized lacks, one
 // definition per capability (included by hifloat4_cast_cpu.cpp, which is compiled once per
 // capability with CPU_CAPABILITY_AVX512 / CPU_CAPABILITY_AVX2 / neither):
 //
@@ -7,6 +7,8 @@
 //   at::vec has only fixed interleaves and a gather through memory, which was slower.
 // * storeLowBytes: the low byte of every 32-bit lane, stored (vpmovdb; AVX2 byte shuffles):
 //   pack's nibble bytes. at::vec has no narrowing store between integer widths.
+// * absMin: min(|v|, limit) in one AVX-512 instruction (vrangeps) instead of an and and a min; it
+//   is on the per-element path of every code.
 //
 // The portable copies are plain loops over the lanes; every copy gives the same bits.
 #pragma once
@@ -38,6 +40,15 @@ inline at::vec::Vectorized<float> lookup(const at::vec::Vectorized<float>& table
   index.store(idx);
   for (int i = 0; i < n; ++i) out[i] = t[idx[i]];
   return at::vec::Vectorized<float>::loadu(out);
+#endif
+}
+
+// min(|v|, limit) for finite v and limit >= 0 (the same value on every path).
+inline at::vec::Vectorized<float> absMin(const at::vec::Vectorized<float>& v, const at::vec::Vectorized<float>& limit) {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_range_ps(v, limit, 0x0A);  // imm: minimum of the absolute values, sign cleared
+#else
+  return at::vec::clamp_max(v.abs(), limit);
 #endif
 }
 
