@@ -15,6 +15,7 @@
 
 #include <ATen/cpu/vec/vec.h>
 
+#include <cmath>
 #include <cstdint>
 
 #if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
@@ -43,12 +44,21 @@ inline at::vec::Vectorized<float> lookup(const at::vec::Vectorized<float>& table
 #endif
 }
 
-// min(|v|, limit) for finite v and limit >= 0 (the same value on every path).
+// min(|v|, limit) for limit >= 0, the same value on every path for every non-NaN v. A NaN v
+// (only in a poisoned block, whose outputs are replaced) gives limit or NaN, never an overflow:
+// the portable copy's integer steps on the result are plain C++ arithmetic.
 inline at::vec::Vectorized<float> absMin(const at::vec::Vectorized<float>& v, const at::vec::Vectorized<float>& limit) {
 #if defined(CPU_CAPABILITY_AVX512)
   return _mm512_range_ps(v, limit, 0x0A);  // imm: minimum of the absolute values, sign cleared
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), limit);  // NaN: the second operand
 #else
-  return at::vec::clamp_max(v.abs(), limit);
+  constexpr int n = at::vec::Vectorized<float>::size();
+  float a[n], b[n];
+  v.store(a);
+  limit.store(b);
+  for (int i = 0; i < n; ++i) a[i] = std::fabs(a[i]) < b[i] ? std::fabs(a[i]) : b[i];
+  return at::vec::Vectorized<float>::loadu(a);
 #endif
 }
 
