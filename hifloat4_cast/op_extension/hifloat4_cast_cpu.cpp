@@ -364,8 +364,11 @@ inline void batchFactors(Batch& bt) {
     m8[j] = at::vec::maximum(m4[2 * j], m4[2 * j + 1]);
     vmax = at::vec::maximum(vmax, m8[j]);
   }
-  bt.poisoned = ~floatOf(vmax > splat(0x7F7FFFFF)).zero_mask() & ((1 << kBatch) - 1);
-  const Scale sc = blockScale(floatOf(vmax));
+  const VecI poison = vmax > splat(0x7F7FFFFF);
+  bt.poisoned = ~floatOf(poison).zero_mask() & ((1 << kBatch) - 1);
+  // A poisoned block's scale from a zero maximum: every value of this stage stays finite (its
+  // outputs are replaced anyway), so no integer step below can overflow.
+  const Scale sc = blockScale(floatOf(vmax & (poison ^ splat(-1))));
   const VecI rec = bitsOf(sc.rec);
   (rec + bitsOf(sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
   const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
