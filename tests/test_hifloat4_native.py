@@ -235,6 +235,49 @@ class TestNativeEqualsEmulated(Base):
                 self.assertIdentical(g, w, f"output {k}, {n} thread(s)")
 
 
+class TestBatchEdges(Base):
+    """The row kernels work in batches of 8 or 16 blocks (the SIMD width): a last partial batch
+    runs on a zero-padded copy, and a batch holding a NaN / Inf block is patched afterwards (pack
+    recomputes that block masked). Every block count around the batch sizes, a poisoned block at
+    every position of a batch, in place and not, on every SIMD path."""
+
+    COUNTS = (1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47)
+
+    def setUp(self):
+        _active, detected = torch.ops.amct._cpu_capability("reset")
+        self.paths = CAPABILITIES[:CAPABILITIES.index(detected) + 1]
+
+    def _cases(self, dtype):
+        g = torch.Generator().manual_seed(11 + DTYPES.index(dtype))
+        for n in self.COUNTS:
+            x = (torch.randn(n, 64, generator=g) * 3).to(dtype)
+            yield f"{n} blocks, finite", x
+            yield f"{n} blocks, special", blocks(dtype, n, 1000 + n)
+        for p in range(17):  # one poisoned block at every batch position, the others finite
+            x = (torch.randn(33, 64, generator=g) * 3).to(dtype)
+            x[p, (7 * p) % 64] = (float("nan"), float("inf"), -float("inf"))[p % 3]
+            yield f"poisoned block {p} of 33", x
+
+    def test_fake_quant_and_pack(self):
+        for dtype in DTYPES:
+            for what, x in self._cases(dtype):
+                want = ref.hifloat4_fake_quant_ref(x)
+                want_s, want_v = ref.hifloat4_pack_ref(x)
+                for path in self.paths:
+                    with self.subTest(dtype=dtype, case=what, path=path), capability(path):
+                        got = torch.ops.amct.hifloat4_fake_quant(x)
+                        self.assertSpecEqual(got, want, f"{what} {path}")
+                        inplace = x.clone()
+                        torch.ops.amct.hifloat4_fake_quant.out(inplace, out=inplace)
+                        self.assertIdentical(inplace, got, f"{what} {path} in place")
+                        s, v = torch.ops.amct.hifloat4_pack(x)
+                        self.assertIdentical(s, want_s, f"{what} {path} scale")
+                        self.assertIdentical(v, want_v, f"{what} {path} value")
+                if what.endswith("special") or what.startswith("poisoned"):
+                    self.assertIdentical(torch.ops.amct._hifloat4_fake_quant_emulated(x, -1), got,
+                                         f"{what} vs emulated")
+
+
 class TestSimdPaths(Base):
     """Every SIMD path the CPU supports, forced, gives identical bits."""
 

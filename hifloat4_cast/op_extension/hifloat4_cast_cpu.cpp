@@ -3,14 +3,15 @@
 // vector holds W = 8 (DEFAULT, AVX2) or 16 (AVX-512) lanes. Every step is the same IEEE fp32
 // operation (round to nearest even) or bit operation in every copy, so all copies give the same bits.
 //
-// Blocks along the last dim (fake-quant, pack, unpack) are read one 64-element block at a time
-// into 64 / W registers and "deinterleaved" twice (at::vec::deinterleave2): lane l of plane r then
-// holds element 4l + r, i.e. the planes run over the 16 subgroups of 4, so a subgroup maximum is
-// a max of the four planes, and every per-subgroup factor multiplies a plane lane by lane. The
-// inverse interleave restores the element order for the store. Blocks along another dim are
-// columns of a 64 x inner run: there a lane is a block and every reduction is a max of rows.
-// All stages of a block (max, scale, flags, codes, reconstruction) run in registers between its
-// load and its store; the only branches are per block or per tile, never per element.
+// Fake-quant and pack along the last dim run in batches of W blocks (see "batches of W blocks"
+// below): per block the subgroup maxima; then, transposed so that a lane is a block, the block
+// scale, flags and per-subgroup factors of all W blocks at once; then per block the codes, with
+// the factors spread over the elements by one lookup (hifloat4_cast_simd.h) per vector. Unpack
+// reads one block at a time into 64 / W registers in a "plane" layout (lane l of plane r =
+// element 4l + r; at::vec::interleave2 restores the order). Blocks along another dim are columns
+// of a 64 x inner run: there a lane is a block and every reduction is a max of rows. The only
+// branches are per batch, per block or per tile, never per element; a batch holding a NaN / Inf
+// block takes one more (rare) pass for it.
 // GCC 12 reports AVX-512 shifts by a vector as "(may be) used uninitialized" inside its own
 // intrinsics headers (_mm512_undefined_epi32), and notes the 32-byte vector ABI of the DEFAULT
 // copy's lambdas; neither is about this code.
@@ -25,10 +26,13 @@
 #include <c10/util/Half.h>
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 #include <cstring>
 #include <tuple>
 
 #include "hifloat4_cast_cpu.h"
+#include "hifloat4_cast_simd.h"
 
 namespace amct {
 namespace hif4 {
@@ -57,6 +61,7 @@ constexpr int64_t kGrainElements = 1 << 16;  // below this, one thread: waking o
 inline VecI bitsOf(const Vec& v) { return at::vec::cast<int32_t>(v); }
 inline Vec floatOf(const VecI& v) { return at::vec::cast<float>(v); }
 inline VecI splat(int32_t v) { return VecI(v); }
+inline VecI bit(int n) { return VecI(static_cast<int32_t>(1u << n)); }
 // b where the all-ones / all-zeros mask m is set, else a.
 inline VecI select(const VecI& m, const VecI& b, const VecI& a) { return a ^ ((a ^ b) & m); }
 
@@ -95,8 +100,7 @@ struct Scale {
 };
 
 inline Scale blockScale(const Vec& vmax) {
-  Vec p = roundToBf16(vmax * Vec(kC7));
-  p = at::vec::minimum(at::vec::maximum(p, Vec(kSMin)), Vec(kSMax));
+  const Vec p = at::vec::clamp(roundToBf16(vmax * Vec(kC7)), Vec(kSMin), Vec(kSMax));
   const VecI e = (bitsOf(p) >> splat(23)) - splat(127);
   const Vec q = (p * pow2(splat(2) - e)).round();  // RNE: ties to even
   const Vec S = q * pow2(e - splat(2));
@@ -189,15 +193,6 @@ struct Io<c10::BFloat16> {
 
 using Planes = Vec[kPlanes][kSubVecs];  // [r][g]: lane l of vector g = element 4 (g W + l) + r
 
-inline void toPlanes(const Vec (&v)[kVecsPerBlock], Planes& x) {
-  Vec even[kVecsPerBlock / 2], odd[kVecsPerBlock / 2];
-  for (int i = 0; i < kVecsPerBlock / 2; ++i) std::tie(even[i], odd[i]) = at::vec::deinterleave2(v[2 * i], v[2 * i + 1]);
-  for (int g = 0; g < kSubVecs; ++g) {
-    std::tie(x[0][g], x[2][g]) = at::vec::deinterleave2(even[2 * g], even[2 * g + 1]);
-    std::tie(x[1][g], x[3][g]) = at::vec::deinterleave2(odd[2 * g], odd[2 * g + 1]);
-  }
-}
-
 inline void fromPlanes(const Planes& x, Vec (&v)[kVecsPerBlock]) {
   Vec even[kVecsPerBlock / 2], odd[kVecsPerBlock / 2];
   for (int g = 0; g < kSubVecs; ++g) {
@@ -207,146 +202,370 @@ inline void fromPlanes(const Planes& x, Vec (&v)[kVecsPerBlock]) {
   for (int i = 0; i < kVecsPerBlock / 2; ++i) std::tie(v[2 * i], v[2 * i + 1]) = at::vec::interleave2(even[i], odd[i]);
 }
 
-// Maxima of adjacent subgroup pairs (2j, 2j + 1), i.e. of group j, given back per subgroup.
-inline void groupMaxima(const Vec (&m4)[kSubVecs], Vec (&m8)[kSubVecs]) {
-  const Vec& hi = m4[kSubVecs - 1];
-  Vec even, odd;
-  std::tie(even, odd) = at::vec::deinterleave2(m4[0], hi);
-  const Vec groups = at::vec::maximum(even, odd);  // group j in lane j (and j + 8 for W = 16)
-  Vec lo2, hi2;
-  std::tie(lo2, hi2) = at::vec::interleave2(groups, groups);
-  m8[0] = lo2;
-  if (kSubVecs == 2) m8[kSubVecs - 1] = hi2;
+// --- blocks along the last dim: batches of W blocks -------------------------------------------
+//
+// A batch runs in three stages. (A) Per block: |x| as int32 bits (ordered like the magnitudes, NaN
+// and Inf above every finite value), maxima of pairs then of subgroups by two deinterleaves: one
+// vector per 16 subgroups. (B) Transposed (at::vec::transpose_mxn), lane b = block b: the group and
+// block maxima, the poison test, the block scale, the L2 / L3 flags and per subgroup the two
+// factors m = 4 rec 2^-de and f = S 2^(de - 2), all lane-wise for the W blocks at once, then
+// transposed back to one row per block. (C) Per block again: every element's code and output, with
+// its subgroup's factors spread over the lanes by one lookup per vector. A poisoned block runs
+// through (A)-(C) like any other (its garbage is finite or NaN, never a trap); afterwards the rare
+// batches that hold one are patched: fake-quant writes NaN, pack recomputes the block with its
+// non-finite elements set to 0 and forces byte 0 to FF. A last partial batch runs on a zero-padded
+// copy.
+
+constexpr int kSubgroups = 16;
+constexpr int kBatch = W;  // blocks per batch: one lane each in stage B
+constexpr int kPairVecs = kVecsPerBlock / 2;
+
+// Where the elements of a block sit in its kVecsPerBlock fp32 vectors. float16 / float32:
+// naturally, lane i of vector v is element W v + i. bfloat16: in pairs, chunk k of 2W elements is
+// read as W 32-bit lanes of two elements each; vector 2k holds the even ones (the low halves
+// shifted up), vector 2k + 1 the odd ones (the high halves): no conversion, one shift or and.
+// Each vector's elements lie in one factor row vector (row) and use one lookup (slot); the two
+// vectors of a pair share it.
+template <class T>
+struct Layout {
+  static constexpr bool kPairs = false;
+  static constexpr int kSlots = kVecsPerBlock;
+  static constexpr int slotOf(int v) { return v; }
+  static constexpr int elementOf(int v, int i) { return W * v + i; }
+};
+
+template <>
+struct Layout<c10::BFloat16> {
+  static constexpr bool kPairs = true;
+  static constexpr int kSlots = kPairVecs;
+  static constexpr int slotOf(int v) { return v / 2; }
+  static constexpr int elementOf(int v, int i) { return 2 * W * (v / 2) + 2 * i + v % 2; }
+};
+
+// The factor row vector of element vector v (a compile-time constant once the loops unroll).
+template <class T>
+constexpr int factorRowOf(int v) {
+  return Layout<T>::elementOf(v, 0) / 4 / W;
 }
 
-// Everything a block's outputs are made from.
-struct BlockState {
-  Planes a;
-  VecI neg[kPlanes][kSubVecs];
-  Scale scale;
-  Factors f[kSubVecs];
-  VecI poison;  // all-ones in every lane for a poisoned block
-  bool poisoned;
+// Per slot: for each lane, the lane of its subgroup in the factor row vector.
+template <class T>
+struct Lookups {
+  VecI index[Layout<T>::kSlots];
+  Lookups() {
+    for (int v = 0; v < kVecsPerBlock; ++v) {
+      alignas(64) int32_t lanes[W];
+      for (int i = 0; i < W; ++i) lanes[i] = (Layout<T>::elementOf(v, i) / 4) % W;
+      index[Layout<T>::slotOf(v)] = VecI::loadu(lanes);
+    }
+  }
 };
 
 template <class T>
-inline void analyseBlock(const T* in, BlockState& st) {
-  Vec v[kVecsPerBlock];
-  for (int i = 0; i < kVecsPerBlock; ++i) v[i] = Io<T>::load(in + i * W);
-  Planes x;
-  toPlanes(v, x);
-  VecI bad(0);
-  Vec m4[kSubVecs];
-  for (int g = 0; g < kSubVecs; ++g) {
-    for (int r = 0; r < kPlanes; ++r) {
-      const Masked m = maskNonFinite(x[r][g]);
-      st.a[r][g] = m.a;
-      st.neg[r][g] = m.neg;
-      bad = bad | m.bad;
-      m4[g] = r == 0 ? m.a : at::vec::maximum(m4[g], m.a);
+struct BlockIo;
+
+template <>
+struct BlockIo<float> {
+  static void load(const float* p, Vec (&v)[kVecsPerBlock]) {
+    for (int k = 0; k < kVecsPerBlock; ++k) v[k] = Vec::loadu(p + k * W);
+  }
+  static void store(const Vec (&v)[kVecsPerBlock], float* p) {
+    for (int k = 0; k < kVecsPerBlock; ++k) v[k].store(p + k * W);
+  }
+};
+
+template <>
+struct BlockIo<c10::Half> {
+  static void load(const c10::Half* p, Vec (&v)[kVecsPerBlock]) {
+    for (int k = 0; k < kVecsPerBlock; ++k) v[k] = Io<c10::Half>::load(p + k * W);
+  }
+  static void store(const Vec (&v)[kVecsPerBlock], c10::Half* p) {
+    for (int k = 0; k < kVecsPerBlock; k += 2) Io<c10::Half>::store2(v[k], v[k + 1], p + k * W);
+  }
+};
+
+template <>
+struct BlockIo<c10::BFloat16> {
+  static constexpr int32_t kHigh = static_cast<int32_t>(0xFFFF0000u);
+  static void load(const c10::BFloat16* p, Vec (&v)[kVecsPerBlock]) {
+    for (int k = 0; k < kPairVecs; ++k) {
+      const VecI pair = VecI::loadu(p + 2 * W * k);
+      v[2 * k] = floatOf(pair << splat(16));
+      v[2 * k + 1] = floatOf(pair & splat(kHigh));
     }
   }
-  Vec m8[kSubVecs];
-  groupMaxima(m4, m8);
-  Vec all = m4[0];
-  for (int g = 1; g < kSubVecs; ++g) all = at::vec::maximum(all, m4[g]);
-  const float vmax = at::vec::vec_reduce_all<float>([](Vec p, Vec q) { return at::vec::maximum(p, q); }, all);
-  const float anyBad = at::vec::vec_reduce_all<float>([](Vec p, Vec q) { return at::vec::maximum(p, q); },
-                                                      floatOf(bad & splat(0x3F800000)));  // 1.0 if poisoned
-  st.poisoned = anyBad != 0.0f;
-  st.poison = splat(st.poisoned ? -1 : 0);
-  st.scale = blockScale(Vec(vmax));
-  for (int g = 0; g < kSubVecs; ++g) st.f[g] = subgroupFactors(m4[g], m8[g], st.scale);
+  // Every result is exact in bfloat16: the upper halves of the bits (see Io<c10::BFloat16>).
+  static void store(const Vec (&v)[kVecsPerBlock], c10::BFloat16* p) {
+    for (int k = 0; k < kPairVecs; ++k) {
+      select(splat(kHigh), bitsOf(v[2 * k + 1]), bitsOf(v[2 * k]) >> splat(16)).store(p + 2 * W * k);
+    }
+  }
+};
+
+// Stage A: lane i of m4[g] = the largest |x| bits of subgroup W g + i.
+template <class T>
+inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]) {
+  VecI pairs[kPairVecs];  // lane i of pairs[k]: the pair W k + i
+  for (int k = 0; k < kPairVecs; ++k) {
+    const VecI even = bitsOf(v[2 * k]) & splat(INT32_MAX), odd = bitsOf(v[2 * k + 1]) & splat(INT32_MAX);
+    if (Layout<T>::kPairs) {
+      pairs[k] = at::vec::maximum(even, odd);
+    } else {
+      Vec e, o;
+      std::tie(e, o) = at::vec::deinterleave2(floatOf(even), floatOf(odd));
+      pairs[k] = at::vec::maximum(bitsOf(e), bitsOf(o));
+    }
+  }
+  for (int g = 0; g < kSubVecs; ++g) {
+    Vec e, o;
+    std::tie(e, o) = at::vec::deinterleave2(floatOf(pairs[2 * g]), floatOf(pairs[2 * g + 1]));
+    m4[g] = at::vec::maximum(bitsOf(e), bitsOf(o));
+  }
 }
 
-template <class T>
-inline void storeFakeQuant(const BlockState& st, T* dst) {
-  Planes y;
-  for (int g = 0; g < kSubVecs; ++g) {
-    for (int r = 0; r < kPlanes; ++r) {
-      const Vec c = codeOf(st.a[r][g], st.scale.rec, st.f[g].invDe);
-      y[r][g] = reconstruct(c, st.f[g], st.neg[r][g], st.poison);
+// The batch's per-block values: rows (one per block, 16 subgroups) and columns (one per
+// subgroup, W blocks), moved between the two by transposes.
+struct Batch {
+  alignas(64) float rows[kBatch][kSubgroups];      // stage A's maxima, then stage B's m
+  alignas(64) float columns[kSubgroups][kBatch];
+  alignas(64) int32_t sumBits[kBatch];             // bits(S) + bits(rec): f = sum - bits(m)
+  alignas(64) int32_t scaleWords[kBatch];          // pack: bytes 0-3 of each block, little-endian
+  int poisoned;                                    // bit b: block b holds a NaN or an Inf
+};
+
+// rows [W][16] -> columns [16][W] and back (at::vec's transposes are 8 x 8 or 16 x 16).
+inline void rowsToColumns(const float* rows, float* columns) {
+  if constexpr (W == 16) {
+    at::vec::transpose_mxn<float, 16, 16>(rows, kSubgroups, columns, kBatch);
+  } else {
+    at::vec::transpose_mxn<float, 8, 8>(rows, kSubgroups, columns, kBatch);
+    at::vec::transpose_mxn<float, 8, 8>(rows + 8, kSubgroups, columns + 8 * kBatch, kBatch);
+  }
+}
+
+inline void columnsToRows(const float* columns, float* rows) {
+  if constexpr (W == 16) {
+    at::vec::transpose_mxn<float, 16, 16>(columns, kBatch, rows, kSubgroups);
+  } else {
+    at::vec::transpose_mxn<float, 8, 8>(columns, kBatch, rows, kSubgroups);
+    at::vec::transpose_mxn<float, 8, 8>(columns + 8 * kBatch, kBatch, rows + 8, kSubgroups);
+  }
+}
+
+// Stage B on bt.columns (the maxima), lane b = block b; writes bt.rows (m), bt.sumBits, bt.poisoned and, for pack, bt.scaleWords. The flags are compare masks (all ones or
+// zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
+template <bool kPack>
+inline void batchFactors(Batch& bt) {
+  VecI m4[kSubgroups];
+  for (int s = 0; s < kSubgroups; ++s) m4[s] = bitsOf(Vec::loadu(bt.columns[s]));
+  VecI m8[8];
+  VecI vmax = at::vec::maximum(m4[0], m4[1]);
+  for (int j = 0; j < 8; ++j) {
+    m8[j] = at::vec::maximum(m4[2 * j], m4[2 * j + 1]);
+    vmax = at::vec::maximum(vmax, m8[j]);
+  }
+  const VecI poison = vmax > splat(0x7F7FFFFF);
+  bt.poisoned = ~floatOf(poison).zero_mask() & ((1 << kBatch) - 1);
+  // A poisoned block's scale from a zero maximum: every value of this stage stays finite (its
+  // outputs are replaced anyway), so no integer step below can overflow.
+  const Scale sc = blockScale(floatOf(vmax & (poison ^ splat(-1))));
+  const VecI rec = bitsOf(sc.rec);
+  (rec + bitsOf(sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
+  const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
+  VecI flags = sc.e6m2;
+  for (int j = 0; j < 8; ++j) {
+    const VecI l2 = bitsOf(floatOf(m8[j]) * sc.rec >= Vec(4.0f));  // A2.5
+    const Vec l3Threshold = floatOf(splat(0x40000000) + (l2 & splat(1 << 23)));  // 2 * 2^l2 (A2.6)
+    if (kPack) flags = flags | (l2 & bit(15 - j));
+    for (int s = 2 * j; s < 2 * j + 2; ++s) {
+      const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
+      const VecI de = splat(0) - l2 - l3;
+      floatOf(mMax - (de << splat(23))).store(bt.columns[s]);
+      // byte 2: bit 7 - s (s < 8), byte 3: bit 15 - s; bytes 2, 3 sit at bits 16 and 24.
+      if (kPack) flags = flags | (l3 & bit(s < 8 ? 23 - s : 39 - s));
     }
   }
+  if (kPack) flags.store(bt.scaleWords);
+  columnsToRows(&bt.columns[0][0], &bt.rows[0][0]);
+}
+
+// Stage C, one element vector: the code c = min(floor(bf16(4t) + 0.5), 7) with 4t = |x'| m
+// (exact scalings of a rec: docs/hifloat4.md A2.7), the output bits sign | c f. x + 0 turns -0.0
+// into +0.0, so the sign marks x' < 0 only.
+struct Element {
+  VecI signBit;
+  Vec code;  // min(bf16(4t) + 0.5, 7): floor() gives c
+};
+
+// bf16(v) for finite v in [0, 2^112): v + 2^(e + 16) has the grid of v's bf16 (8 significant
+// bits) and rounds to it, ties to even; subtracting the power of two again is exact.
+inline Vec roundToBf16Small(const Vec& v) {
+  const Vec big = floatOf((bitsOf(v) & splat(0x7F800000)) + splat(16 << 23));
+  return (v + big) - big;
+}
+
+inline Element elementOf(const Vec& x, const Vec& m) {
+  const Vec xz = x + Vec(0.0f);
+  // min before rounding: bf16 is monotone and 7 is a bf16 value, so this equals min(bf16(4t), 7).
+  const Vec u = absMin(xz * m, Vec(7.0f));
+  return {bitsOf(xz) & splat(kSignBit), roundToBf16Small(u) + Vec(0.5f)};
+}
+
+// f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
+template <class T>
+inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sumBits, const Lookups<T>& lk) {
   Vec v[kVecsPerBlock];
-  fromPlanes(y, v);
-  for (int i = 0; i < kVecsPerBlock; i += 2) Io<T>::store2(v[i], v[i + 1], dst + i * W);
+  BlockIo<T>::load(in, v);
+  Vec mRows[kSubVecs];
+  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
+  const VecI sum(sumBits);
+  Vec y[kVecsPerBlock];
+  for (int k = 0; k < kVecsPerBlock; ++k) {
+    const int slot = Layout<T>::slotOf(k);
+    const Vec m = lookup(mRows[factorRowOf<T>(k)], lk.index[slot]);
+    const Vec f = floatOf(sum - bitsOf(m));
+    const Element e = elementOf(v[k], m);
+    y[k] = floatOf(bitsOf(e.code.floor() * f) | e.signBit);
+  }
+  BlockIo<T>::store(y, out);
+}
+
+// Pack, one block: value bytes (even element in the low nibble, nibble = 8 [x' < 0] + c).
+template <class T>
+inline void packBlockOf(const T* in, uint8_t* value, const float* mRow, const Lookups<T>& lk) {
+  Vec v[kVecsPerBlock];
+  BlockIo<T>::load(in, v);
+  Vec mRows[kSubVecs];
+  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
+  VecI nib[kVecsPerBlock];
+  for (int k = 0; k < kVecsPerBlock; ++k) {
+    const int slot = Layout<T>::slotOf(k);
+    const Element e = elementOf(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
+    // The code as an integer: truncation is floor here (the value is >= 0.5).
+    nib[k] = at::vec::convert_to_int_of_same_size(e.code) | ((e.signBit >> splat(31)) & splat(8));
+  }
+  for (int k = 0; k < kPairVecs; ++k) {
+    VecI even = nib[2 * k], odd = nib[2 * k + 1];
+    if (!Layout<T>::kPairs) {
+      Vec e, o;
+      std::tie(e, o) = at::vec::deinterleave2(floatOf(even), floatOf(odd));
+      even = bitsOf(e);
+      odd = bitsOf(o);
+    }
+    storeLowBytes(even | (odd << splat(4)), value + k * W);
+  }
+}
+
+// The quiet NaN of each dtype (7FC00000 / 7E00 / 7FC0), for poisoned fake-quant blocks.
+template <class T>
+inline T quietNaN() {
+  const uint16_t bits = std::is_same<T, c10::Half>::value ? 0x7E00 : 0x7FC0;
+  T v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+template <>
+inline float quietNaN<float>() {
+  float v;
+  std::memcpy(&v, &kQuietNaN, sizeof(v));
+  return v;
+}
+
+// The outputs of one batch: fake-quant writes `out` (it may be `in`), pack writes `scale` and
+// `value`.
+template <class T, bool kPack>
+struct BatchOut {
+  T* out;
+  uint8_t* scale;
+  uint8_t* value;
+};
+
+template <class T, bool kPack>
+void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Batch& bt);
+
+// Pack of a poisoned block: the block with its non-finite elements set to 0, as the first of an
+// otherwise zero batch; then byte 0 = FF.
+template <class T>
+void packPoisonedBlock(const T* in, uint8_t* scale, uint8_t* value, const Lookups<T>& lk) {
+  T masked[kBatch * kBlock] = {};
+  for (int i = 0; i < kBlock; ++i) masked[i] = std::isfinite(static_cast<float>(in[i])) ? in[i] : T(0.0f);
+  uint8_t s[kBatch * 4], v[kBatch * 32];
+  Batch bt;
+  runBatch<T, true>(masked, {nullptr, s, v}, lk, bt);
+  std::memcpy(value, v, 32);
+  std::memcpy(scale, s, 4);
+  scale[0] = 0xFF;
+}
+
+template <class T, bool kPack>
+void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Batch& bt) {
+  for (int b = 0; b < kBatch; ++b) {
+    Vec v[kVecsPerBlock];
+    BlockIo<T>::load(in + b * kBlock, v);
+    VecI m4[kSubVecs];
+    subgroupMaximaOf<T>(v, m4);
+    for (int g = 0; g < kSubVecs; ++g) floatOf(m4[g]).store(bt.rows[b] + g * W);
+  }
+  rowsToColumns(&bt.rows[0][0], &bt.columns[0][0]);
+  batchFactors<kPack>(bt);
+  for (int b = 0; b < kBatch; ++b) {
+    if (kPack) {
+      packBlockOf(in + b * kBlock, o.value + b * 32, bt.rows[b], lk);
+    } else {
+      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, bt.rows[b], bt.sumBits[b], lk);
+    }
+  }
+  if (kPack) std::memcpy(o.scale, bt.scaleWords, sizeof(bt.scaleWords));
+  for (int bits = bt.poisoned; bits != 0; bits &= bits - 1) {  // rare: a NaN or an Inf in the batch
+    const int b = __builtin_ctz(bits);
+    if (kPack) {
+      packPoisonedBlock(in + b * kBlock, o.scale + b * 4, o.value + b * 32, lk);
+    } else {
+      std::fill(o.out + b * kBlock, o.out + (b + 1) * kBlock, quietNaN<T>());
+    }
+  }
+}
+
+// All blocks of a call, in batches; a thread takes a contiguous range of batches. The last
+// partial batch runs on a zero-padded copy.
+template <class T, bool kPack>
+void rowsOf(const T* src, const BatchOut<T, kPack>& o, int64_t blocks) {
+  static const Lookups<T> lk;
+  const int64_t batches = (blocks + kBatch - 1) / kBatch;
+  at::parallel_for(0, batches, kGrainElements / (kBatch * kBlock), [&](int64_t begin, int64_t end) {
+    Batch bt;
+    for (int64_t q = begin; q < end; ++q) {
+      const int64_t first = q * kBatch;
+      const int64_t n = std::min<int64_t>(kBatch, blocks - first);
+      const BatchOut<T, kPack> at{kPack ? nullptr : o.out + first * kBlock, kPack ? o.scale + first * 4 : nullptr,
+                                  kPack ? o.value + first * 32 : nullptr};
+      if (n == kBatch) {
+        runBatch<T, kPack>(src + first * kBlock, at, lk, bt);
+        continue;
+      }
+      T tile[kBatch * kBlock] = {};
+      std::copy(src + first * kBlock, src + (first + n) * kBlock, tile);
+      uint8_t s[kBatch * 4], v[kBatch * 32];
+      runBatch<T, kPack>(tile, {tile, s, v}, lk, bt);
+      if (kPack) {
+        std::memcpy(at.scale, s, n * 4);
+        std::memcpy(at.value, v, n * 32);
+      } else {
+        std::copy(tile, tile + n * kBlock, at.out);
+      }
+    }
+  });
 }
 
 template <class T>
 void fakeQuantRowsOf(const void* in, void* out, int64_t blocks) {
-  const T* src = static_cast<const T*>(in);
-  T* dst = static_cast<T*>(out);
-  at::parallel_for(0, blocks, kGrainElements / kBlock, [&](int64_t begin, int64_t end) {
-    int64_t b = begin;
-    // Two blocks at a time: their (long, serial) max -> scale chains are independent, so the
-    // core overlaps them.
-    for (; b + 2 <= end; b += 2) {
-      BlockState st0, st1;
-      analyseBlock(src + b * kBlock, st0);
-      analyseBlock(src + (b + 1) * kBlock, st1);
-      storeFakeQuant(st0, dst + b * kBlock);
-      storeFakeQuant(st1, dst + (b + 1) * kBlock);
-    }
-    for (; b < end; ++b) {
-      BlockState st;
-      analyseBlock(src + b * kBlock, st);
-      storeFakeQuant(st, dst + b * kBlock);
-    }
-  });
-}
-
-// Bit weights of the flag bytes, per subgroup l: byte 1 holds l2 of group j = l / 2 at bit 7 - j
-// (taken from the even subgroup); bytes 2 and 3 hold l3 at bit 7 - l and 15 - l, summed here as
-// one 16-bit value byte2 * 256 + byte3.
-alignas(64) constexpr float kL2Weights[16] = {128, 0, 64, 0, 32, 0, 16, 0, 8, 0, 4, 0, 2, 0, 1, 0};
-alignas(64) constexpr float kL3Weights[16] = {32768, 16384, 8192, 4096, 2048, 1024, 512, 256,
-                                              128,   64,    32,   16,   8,    4,    2,   1};
-
-inline int weightedFlags(const Vec (&flags)[kSubVecs], const float* weights) {
-  Vec sum = flags[0] * Vec::loadu(weights);
-  for (int g = 1; g < kSubVecs; ++g) sum = sum + flags[g] * Vec::loadu(weights + g * W);
-  return static_cast<int>(at::vec::vec_reduce_all<float>([](Vec p, Vec q) { return p + q; }, sum));
+  rowsOf<T, false>(static_cast<const T*>(in), {static_cast<T*>(out), nullptr, nullptr}, blocks);
 }
 
 template <class T>
 void packOf(const void* in, uint8_t* scale, uint8_t* value, int64_t blocks) {
-  const T* src = static_cast<const T*>(in);
-  at::parallel_for(0, blocks, kGrainElements / kBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
-      BlockState st;
-      analyseBlock(src + b * kBlock, st);
-      // Nibble = 8 [x' < 0] + c; byte 2l holds elements 4l (low) and 4l + 1, byte 2l + 1 holds
-      // elements 4l + 2 (low) and 4l + 3.
-      Vec l2[kSubVecs], l3[kSubVecs];
-      alignas(64) int32_t bytes[32];
-      for (int g = 0; g < kSubVecs; ++g) {
-        VecI nib[kPlanes];
-        for (int r = 0; r < kPlanes; ++r) {
-          const VecI c = at::vec::convert_to_int_of_same_size(codeOf(st.a[r][g], st.scale.rec, st.f[g].invDe));
-          nib[r] = c | ((st.neg[r][g] != splat(0)) & splat(8));
-        }
-        const Vec lo = floatOf(nib[0] | (nib[1] << splat(4)));
-        const Vec hi = floatOf(nib[2] | (nib[3] << splat(4)));
-        Vec first, second;
-        std::tie(first, second) = at::vec::interleave2(lo, hi);
-        bitsOf(first).store(bytes + 2 * g * W);
-        bitsOf(second).store(bytes + (2 * g + 1) * W);
-        l2[g] = st.f[g].l2;
-        l3[g] = st.f[g].l3;
-      }
-      uint8_t* v = value + b * 32;
-      for (int i = 0; i < 32; ++i) v[i] = static_cast<uint8_t>(bytes[i]);
-      alignas(64) int32_t e6m2[W];
-      st.scale.e6m2.store(e6m2);
-      const int l3Bits = weightedFlags(l3, kL3Weights);
-      uint8_t* s = scale + b * 4;
-      s[0] = static_cast<uint8_t>(st.poisoned ? 0xFF : e6m2[0]);
-      s[1] = static_cast<uint8_t>(weightedFlags(l2, kL2Weights));
-      s[2] = static_cast<uint8_t>(l3Bits >> 8);
-      s[3] = static_cast<uint8_t>(l3Bits & 0xFF);
-    }
-  });
+  rowsOf<T, true>(static_cast<const T*>(in), {nullptr, scale, value}, blocks);
 }
 
 // Per subgroup l: the shifts that bring its l2 bit (byte 1, bit 7 - l / 2) and its l3 bit
