@@ -1171,3 +1171,47 @@ for _name in NEGATIVE:
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SimCubeTest(_ProgramTest):
+    """The cube side (tests/sim/test_sim_matmul.cpp): the Matmul API against brute-force loops, its
+    guards, the host tiling API, MIX launches with cross-core flags, and the cube cost model."""
+
+    program = "test_sim_matmul"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_matmul_numerics(self):
+        names = []
+        for case in ("1x16x16_iterateall", "37x70x45_bias_iterateall", "300x130x200_transB_iterateall",
+                     "64x512x96_transB_bias_iterate", "17x33x64_iterate"):
+            names += [f"matmul_bf16_{case}_bitexact_vs_bruteforce", f"matmul_bf16_{case}_within_fp32_sum_bound"]
+        self.assertChecks(names + ["matmul_half_bf16out_atomic_add_values", "tiling_single_core_ok"])
+        self.assertChecks([f"matmul_mxfp4_k{k}_{w}" for k in (64, 96, 160) for w in ("bitexact_vs_bruteforce", "close_to_exact")],
+                          arches=(3510,))
+
+    def test_matmul_guards(self):
+        self.assertChecks([
+            "matmul_guard_on_aiv", "matmul_guard_in_vector_launch", "matmul_guard_before_init", "matmul_guard_after_end",
+            "matmul_guard_missing_tensor_a", "matmul_guard_missing_tensor_b", "matmul_guard_transpose_not_enabled",
+            "matmul_guard_tail_beyond_tiling", "matmul_guard_single_beyond_org", "matmul_guard_l0c_overflow",
+            "matmul_guard_base_not_fractal", "matmul_guard_gm_outside_regions", "matmul_guard_gm_beyond_extent",
+            "matmul_guard_gm_unaligned", "matmul_guard_get_tensor_c_without_iterate", "matmul_guard_aic_has_no_ub",
+            "tiling_rejects_mixed_dtypes"])
+        self.assertChecks(["matmul_guard_mx_missing_scale", "matmul_guard_mx_odd_k", "matmul_guard_mx_transposed_scale_a"],
+                          arches=(3510,))
+
+    def test_mix_and_cross_core_flags(self):
+        self.assertChecks([
+            "mix_block_idx_sub_block_num_ratio", "mix_kernel_type_mismatch", "mix_too_many_blocks",
+            "mix_mode2_orders_aic_and_aivs", "mix_mode0_no_aic_passes_before_all_set", "mix_deadlock_detected",
+            "mix_deadlock_after_partial_progress", "mix_counter_over_15", "mix_flag_never_waited", "mix_flag_id_over_15",
+            "mix_pipe_s_rejected", "mix_cross_core_in_vector_launch", "mix_mode1_on_aic", "mix_error_beats_deadlock",
+            "mix_race_between_ai_cores"])
+        self.assertChecks(["mix_mode4_pairs_aic_with_each_aiv"], arches=(3510,))
+        self.assertChecks(["mix_mode4_rejected_on_2201"], arches=(2201,))
+
+    def test_cube_cost(self):
+        self.assertChecks(["cost_matmul_cost_only_same_estimate", "cost_matmul_large_shape_is_m_bound",
+                           "cost_matmul_m_busy_near_fractal_count", "cost_cross_core_flag_latency"])

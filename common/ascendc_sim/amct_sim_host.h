@@ -96,6 +96,10 @@ int amct_sim_state_first_time(int key);
 // evenly spaced ones; the others are skipped, their output is not written).
 void amct_sim_state_cost_set(int tableArch, uint32_t sampleBlocks);
 int amct_sim_state_cost_get(uint32_t* sampleBlocks);
+// Cost-only mode (with the cost model on): the Matmul API times its work but skips the arithmetic
+// (outputs are not written); 0 = off (the default).
+void amct_sim_state_cost_only_set(int costOnly);
+int amct_sim_state_cost_only(void);
 // Appends one launch record; count says how many are recorded; take copies min(cap, n) of them
 // into out (if not null), clears them all and returns n.
 void amct_sim_state_cost_record(const amct_sim::CostRecord* record);
@@ -153,13 +157,17 @@ inline uint64_t ArchUbBytes() { return amct_sim_state_arch_ub_bytes(); }
 // NPU cost model: from CostStart on, every launch records an estimate (with the cost table of
 // tableArch, 2201 or 3510) until CostStop, which switches it off and returns the records. Off by
 // default: a normal run pays one flag read per launch.
-inline void CostStart(int tableArch, uint32_t sampleBlocks) {
+// costOnly: the Matmul API skips its arithmetic (a cost-only estimate of large shapes in seconds;
+// outputs are garbage, as with sampleBlocks).
+inline void CostStart(int tableArch, uint32_t sampleBlocks, bool costOnly = false) {
   amct_sim_state_cost_take(nullptr, 0);
+  amct_sim_state_cost_only_set(costOnly ? 1 : 0);
   amct_sim_state_cost_set(tableArch, sampleBlocks);
 }
 
 inline std::vector<CostRecord> CostStop() {
   amct_sim_state_cost_set(0, 0);
+  amct_sim_state_cost_only_set(0);
   std::vector<CostRecord> records(amct_sim_state_cost_count() + 16);
   records.resize(amct_sim_state_cost_take(records.data(), records.size()));
   return records;

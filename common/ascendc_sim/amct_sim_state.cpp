@@ -187,6 +187,7 @@ int amct_sim_state_first_time(int key) {
 namespace {
 std::atomic<int> g_costArch{0};
 std::atomic<uint32_t> g_costSample{0};
+std::atomic<int> g_costOnly{0};
 std::mutex g_costMutex;
 std::vector<amct_sim::CostRecord> g_costRecords;
 }  // namespace
@@ -195,6 +196,10 @@ void amct_sim_state_cost_set(int tableArch, uint32_t sampleBlocks) {
   g_costSample.store(sampleBlocks, std::memory_order_relaxed);
   g_costArch.store(tableArch, std::memory_order_release);
 }
+
+void amct_sim_state_cost_only_set(int costOnly) { g_costOnly.store(costOnly != 0 ? 1 : 0, std::memory_order_relaxed); }
+
+int amct_sim_state_cost_only(void) { return g_costOnly.load(std::memory_order_relaxed); }
 
 int amct_sim_state_cost_get(uint32_t* sampleBlocks) {
   const int arch = g_costArch.load(std::memory_order_acquire);

@@ -29,3 +29,4 @@
 #include "sim_reduce.h"
 #include "sim_gather.h"
 #include "sim_launch.h"
+#include "sim_mix.h"

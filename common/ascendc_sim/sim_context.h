@@ -192,6 +192,8 @@ struct LaunchShared {
   HardwareModes modes{false, false, false};
   std::vector<RegionInfo> regions;
   CostLaunch* cost = nullptr;  // NPU cost model of this launch (sim_cost.h), null when off
+  uint32_t mixRatio = 0;       // AIVs per AIC of a MIX launch (sim_mix.h); 0: a vector-only launch
+  bool costOnly = false;       // cost model on and cost-only: Matmul skips its arithmetic
 };
 
 struct BlockOutcome {
@@ -234,11 +236,21 @@ struct FlagRec {
   Snap snap;
 };
 
+// The core a block runs on: an AIV (every launch of a vector kernel) or, in a MIX launch
+// (sim_mix.h), the AIC or one of the AIVs of an AI core.
+enum CoreKind : uint8_t { kCoreAiv = 0, kCoreAic = 1 };
+struct MixGroup;  // sim_mix.h
+
 struct BlockCtx {
   const LaunchShared* launch = nullptr;
   BlockOutcome* outcome = nullptr;
-  uint32_t blockIdx = 0;
-  uint32_t blockNum = 0;
+  uint32_t blockIdx = 0;  // GetBlockIdx(): in MIX launches, an AIV's is aicIdx * ratio + subBlockIdx
+  uint32_t blockNum = 0;  // GetBlockNum(): the launch's blockDim (in MIX launches, the AIC count)
+  uint8_t coreKind = kCoreAiv;
+  uint32_t subBlockIdx = 0;    // GetSubBlockIdx()
+  uint32_t taskRatio = 1;      // GetTaskRatio(): AIVs per AIC in a MIX launch (1 on the AIC)
+  uint32_t aicIdx = 0;         // the AI core (group) of a MIX launch
+  MixGroup* mix = nullptr;     // the MIX launch's shared state, null outside MIX launches
   bool checkSync = true;
   // Hardware modes of this launch (amct_sim::HardwareModes); saturation is the block's current
   // FLOAT saturation flag (SetSaturationFlag on dav-2201 changes it).
@@ -287,7 +299,14 @@ inline std::string ErrorPrefix(const char* api) {
   const BlockCtx* c = t_ctx;
   std::string s = "amct kernel sim: ";
   if (c != nullptr && c->launch != nullptr) {
-    s += Fmt("kernel %s, block %u of %u: ", c->launch->kernel, c->blockIdx, c->blockNum);
+    if (c->mix == nullptr) {
+      s += Fmt("kernel %s, block %u of %u: ", c->launch->kernel, c->blockIdx, c->blockNum);
+    } else if (c->coreKind == kCoreAic) {
+      s += Fmt("kernel %s, AIC %u of %u: ", c->launch->kernel, c->aicIdx, c->blockNum);
+    } else {
+      s += Fmt("kernel %s, AIV %u (AIC %u, sub-block %u) of %u x %u: ", c->launch->kernel, c->blockIdx, c->aicIdx,
+               c->subBlockIdx, c->blockNum, c->launch->mixRatio);
+    }
   }
   if (api != nullptr && api[0] != '\0') {
     s += api;

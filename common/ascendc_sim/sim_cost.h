@@ -14,8 +14,18 @@
 // * Scalar UB access (LocalTensor GetValue/SetValue, the auto-sync bisheng inserts): a read waits
 //   for the last V/MTE2 write of its 32-B block; a write also for the last V/MTE3 read.
 // * The kernel time is the slowest block's end (all pipes and S idle) plus the launch cost.
-// Not modelled: instruction queue depths (S may run arbitrarily far ahead), bank conflicts, L2,
-// the scalar arithmetic between API calls (folded into scalarUbCycles), the cube pipes.
+// * The cube (version 2): a Matmul tile (sim_matmul.h) runs per baseK step MTE2 (GM -> L1, A and B
+//   chunks) -> MTE1 (L1 -> L0A/L0B) -> M (fractals x cycles per fractal), with two L1 and two L0
+//   slots (a step's MTE2 waits for the MTE1 of the step two back, its MTE1 for the M of the step
+//   two back); the tile's FIX (L0C -> GM) waits for its last M, and the next tile's first M waits
+//   for that FIX (one L0C tile). The other instructions of the AIC are timed as on the AIV.
+// * MIX launches (sim_mix.h): every core has its own timeline; CrossCoreSetFlag<mode, pipe> is
+//   complete when `pipe`'s issued work is (the scalar unit's time for PIPE_S), and the waiting
+//   core's scalar unit resumes crossCoreFlagCycles after the last setter it needed. The kernel
+//   time is the slowest core's end; a MIX record's busy cycles per pipe are the largest over cores.
+// Not modelled: instruction queue depths (S may run arbitrarily far ahead), bank conflicts, L2
+// (the cube's GM rate assumes L2 hits), the scalar arithmetic between API calls (folded into
+// scalarUbCycles), HBM sharing between AIC and AIV streams.
 #pragma once
 
 #include <algorithm>
@@ -62,6 +72,7 @@ class CostBlock {
     for (auto& row : flag_) std::fill(std::begin(row), std::end(row), 0.0);
     enq_.clear();
     freed_.clear();
+    l1Free_[0] = l1Free_[1] = l0Free_[0] = l0Free_[1] = l0cFree_ = lastM_ = 0;
   }
 
   // ---- instructions on a pipe ----
@@ -80,6 +91,42 @@ class CostBlock {
                         bytes / dmaBytesPerCycle_;
     Issue(pipe, busy, t_->dmaLatencyCycles.value);
     bytes_[pipe] += bytes;
+  }
+
+  // ---- the cube: one Matmul tile (mLen x nLen over k, steps of baseK) and its output ----
+  // bytes2: element bytes times 2 (fp4: 1); fracK: K elements of one fractal (16, or 64 for fp4).
+  void CubeTile(int32_t mLen, int32_t nLen, int32_t k, int32_t baseK, uint32_t aBytes2, uint32_t bBytes2,
+                uint32_t fracK, bool fp4) {
+    const double perFractal = fp4 ? t_->cubeCyclesPerFractalFp4.value : t_->cubeCyclesPerFractal16.value;
+    const double issue = t_->cubeIssueCycles.value;
+    for (int32_t k0 = 0, s = 0; k0 < k; k0 += baseK, ++s) {
+      const int32_t kLen = std::min(baseK, k - k0);
+      const double bytes = (static_cast<double>(mLen) * kLen * aBytes2 + static_cast<double>(kLen) * nLen * bBytes2) / 2;
+      const double l2 = IssueAt(cost::kMte2, issue + bytes / t_->cubeGmBytesPerCycle.value, t_->dmaLatencyCycles.value,
+                                l1Free_[s & 1]);
+      const double l0 = IssueAt(cost::kMte1, issue + bytes / t_->mte1BytesPerCycle.value, 0.0,
+                                std::max(l2, l0Free_[s & 1]));
+      const double fractals = static_cast<double>((mLen + 15) / 16) * ((nLen + 15) / 16) * ((kLen + fracK - 1) / fracK);
+      const double m = IssueAt(cost::kM, issue + fractals * perFractal, 0.0, std::max(l0, k0 == 0 ? l0cFree_ : 0.0));
+      l1Free_[s & 1] = l0;
+      l0Free_[s & 1] = m;
+      lastM_ = m;
+    }
+  }
+  void CubeFixOut(uint64_t bytes) {
+    l0cFree_ = IssueAt(cost::kFix, t_->cubeIssueCycles.value + static_cast<double>(bytes) / t_->fixBytesPerCycle.value,
+                       0.0, lastM_);
+  }
+
+  // ---- cross-core flags (sim_mix.h): the time a CrossCoreSetFlag on `pipe` is complete, and a wait ----
+  double PipeDoneTime(int pipe) const { return pipe == cost::kS ? sNow_ : std::max(sNow_, done_[pipe]); }
+  void CrossCoreWait(double setAt) {
+    sNow_ = std::max(sNow_, setAt + t_->crossCoreFlagCycles.value);
+  }
+  void ScalarOp() {
+    sNow_ += t_->scalarIssueCycles.value;
+    busy_[cost::kS] += t_->scalarIssueCycles.value;
+    ++ops_[cost::kS];
   }
 
   // ---- UB footprints of the newest instruction of a pipe (for the scalar accesses) ----
@@ -156,6 +203,18 @@ class CostBlock {
     busy_[pipe] += busy;
     ++ops_[pipe];
   }
+  // An instruction on `pipe` that may not start before `ready`; returns its completion.
+  double IssueAt(int pipe, double busy, double latency, double ready) {
+    const double start = std::max(std::max(sNow_, ready), std::max(free_[pipe], wait_[pipe]));
+    sNow_ += t_->scalarIssueCycles.value;
+    busy_[cost::kS] += t_->scalarIssueCycles.value;
+    free_[pipe] = start + busy;
+    last_[pipe] = start + busy + latency;
+    done_[pipe] = std::max(done_[pipe], last_[pipe]);
+    busy_[pipe] += busy;
+    ++ops_[pipe];
+    return last_[pipe];
+  }
   void WaitFor(int pipe, double t) {
     if (pipe == cost::kS) {
       sNow_ = std::max(sNow_, t);
@@ -183,6 +242,8 @@ class CostBlock {
   std::vector<double> ubWrite_, ubRead_;  // per 32-B UB block: completion of its last V/MTE2 write, V/MTE3 read
   double flag_[kCostEvents][kCostEventIds] = {};
   std::vector<double> enq_, freed_;  // per queue block (buffer id)
+  double l1Free_[2] = {}, l0Free_[2] = {};  // the cube's L1 / L0 slots free at
+  double l0cFree_ = 0, lastM_ = 0;          // L0C free (its tile moved out) at; the last M's end
 };
 
 // The block being emulated on this thread when the cost model is on (else null): the scalar
@@ -193,7 +254,10 @@ inline thread_local CostBlock* t_cost = nullptr;
 class CostLaunch {
  public:
   // Null when the model is off (one relaxed atomic read per launch).
-  static std::unique_ptr<CostLaunch> ForLaunch(const char* kernel, uint32_t blockDim, uint32_t arenaBytes) {
+  // blockDim blocks (MIX launches: AI cores, each with `coresPerBlock` timelines, AIC first, and
+  // `streamingCores` AIVs sharing HBM).
+  static std::unique_ptr<CostLaunch> ForLaunch(const char* kernel, uint32_t blockDim, uint32_t arenaBytes,
+                                               uint32_t coresPerBlock = 1, uint32_t streamingCores = 0) {
     uint32_t sample = 0;
     const int arch = amct_sim_state_cost_get(&sample);
     if (arch == 0) return nullptr;
@@ -204,13 +268,14 @@ class CostLaunch {
     l->kernel_ = kernel;
     l->blockDim_ = blockDim;
     l->arenaBytes_ = arenaBytes;
-    l->dmaBytesPerCycle_ = cost::CoreDmaBytesPerCycle(*table, blockDim);
+    l->dmaBytesPerCycle_ = cost::CoreDmaBytesPerCycle(*table, streamingCores != 0 ? streamingCores : blockDim);
+    l->mix_ = coresPerBlock > 1 || streamingCores != 0;
     l->runs_.assign(blockDim, sample == 0 || sample >= blockDim ? 1 : 0);
     if (sample > 0 && sample < blockDim) {
       const uint32_t k = std::max<uint32_t>(sample, 2);
       for (uint32_t i = 0; i < k; ++i) l->runs_[static_cast<size_t>(i) * (blockDim - 1) / (k - 1)] = 1;
     }
-    l->results_.resize(blockDim);
+    l->results_.resize(static_cast<size_t>(blockDim) * coresPerBlock);
     return l;
   }
 
@@ -243,7 +308,7 @@ class CostLaunch {
     rec.buildArch = __NPU_ARCH__;
     rec.blockDim = blockDim_;
     int slowest = -1;
-    for (uint32_t i = 0; i < blockDim_; ++i) {
+    for (uint32_t i = 0; i < results_.size(); ++i) {
       if (!results_[i].ran) continue;
       ++rec.blocksRun;
       if (slowest < 0 || results_[i].cycles > results_[static_cast<size_t>(slowest)].cycles) slowest = static_cast<int>(i);
@@ -255,6 +320,13 @@ class CostLaunch {
     for (int p = 0; p < cost::kPipes; ++p) {
       rec.busy[p] = s.busy[p];
       rec.ops[p] = s.ops[p];
+      if (!mix_) continue;
+      for (const Result& r : results_) {  // MIX: the busiest core of each pipe
+        if (r.ran && r.busy[p] > rec.busy[p]) {
+          rec.busy[p] = r.busy[p];
+          rec.ops[p] = r.ops[p];
+        }
+      }
     }
     rec.clockGHz = table_->clockGHz.value;
     rec.launchUs = table_->launchUs.value;
@@ -274,6 +346,7 @@ class CostLaunch {
   uint32_t blockDim_ = 0;
   uint32_t arenaBytes_ = 0;
   double dmaBytesPerCycle_ = 1;
+  bool mix_ = false;
   std::vector<uint8_t> runs_;
   std::vector<Result> results_;
 };

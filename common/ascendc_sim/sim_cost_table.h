@@ -15,7 +15,7 @@ namespace amct_sim {
 namespace cost {
 
 // Version of the model (timeline rules + numbers). Estimates are labelled with it.
-constexpr int kModelVersion = 1;
+constexpr int kModelVersion = 2;  // 2: the cube side (MTE1, M, FIX), MIX launches, cross-core flags
 
 // Pipes of the timeline. The first four equal amct_sim::detail::Pipe; MTE1, M and FIX (the cube
 // side) are reserved so that a cube model can be added without renumbering.
@@ -78,6 +78,14 @@ struct ArchTable {
   Num scalarGmCycles;      // one GlobalTensor::GetValue
   Num launchUs;            // per kernel launch, device side
   VecCost vec[kVecClasses];
+  // ---- the cube side (AIC): the Matmul API's pipeline (sim_cost.h CostBlock::CubeTile) ----
+  Num cubeCyclesPerFractal16;   // M pipe: one 16x16x16 bf16/half fractal (fp32 accumulate)
+  Num cubeCyclesPerFractalFp4;  // M pipe: one 16x64x16 MX FP4 fractal (0: no MX cube on this arch)
+  Num cubeGmBytesPerCycle;      // MTE2 of the AIC, GM -> L1
+  Num mte1BytesPerCycle;        // MTE1, L1 -> L0A/L0B
+  Num fixBytesPerCycle;         // FIX, L0C -> GM
+  Num cubeIssueCycles;          // per cube-side instruction (MTE2/MTE1/M/FIX)
+  Num crossCoreFlagCycles;      // CrossCoreSetFlag -> the waiting core may go on
 };
 
 // ---- dav-2201: Ascend 910B3 ------------------------------------------------------------------
@@ -117,7 +125,16 @@ inline const ArchTable& Table2201() {
           {8, 8, "assumed: offset-driven reads, one 32-B bank access per element group"},
           {1, 1, "assumed: like simple ops"},
           {1, 1, "assumed: 256 B per cycle like a simple op"},
-      }};
+      },
+      {1, "assumed: one 16x16x16 fp16 fractal per cycle per AIC: 4096 MAC x 2 x 20 AIC x 1.8 GHz = 295 TFLOPS, "
+          "the order of the ~300 TFLOPS fp16 usually quoted for 910B; no CANN page gives the cube rate"},
+      {0, "doc: MxMatmul exists only on Ascend 950 (asc-devkit MxMatmul场景.md)"},
+      {128, "assumed: operand panels shared by neighbouring cores hit L2 (the model has no L2), ~2x one core's "
+            "HBM stream"},
+      {256, "assumed: L1 -> L0 moves 512 B fractal rows; 256 B/cycle keeps the M pipe fed at baseK 64"},
+      {128, "assumed: fp32 L0C rows out through the fixpipe at 128 B/cycle"},
+      {10, "assumed: as vecIssueCycles"},
+      {200, "assumed: a round trip through the AI core's scheduling module (~0.1 us)"}};
   return t;
 }
 
@@ -151,7 +168,15 @@ inline const ArchTable& Table3510() {
           {8, 8, "assumed: as 910B3"},
           {1, 1, "assumed: as 910B3"},
           {1, 1, "assumed: as 910B3"},
-      }};
+      },
+      {1, "assumed: bf16 at half the published FP8 rate: 950PR 1 PFLOPS FP8 (Huawei Connect 2025) / 2 / (32 AIC x "
+          "1.8 GHz x 2) = 4340 MAC/cycle, one 16x16x16 fractal per cycle"},
+      {1, "assumed: MXFP4 at the published 2 PFLOPS (4x bf16, Huawei Connect 2025): a 16x64x16 fractal per cycle"},
+      {128, "assumed: as 910B3"},
+      {256, "assumed: as 910B3"},
+      {128, "assumed: as 910B3"},
+      {10, "assumed: as 910B3"},
+      {200, "assumed: as 910B3"}};
   return t;
 }
 
@@ -203,7 +228,12 @@ inline std::string TableJson(const ArchTable& t) {
        ", " + num("dma_burst_cycles", t.dmaBurstCycles) + ", " + num("dma_latency_cycles", t.dmaLatencyCycles) +
        ", " + num("vec_issue_cycles", t.vecIssueCycles) + ", " + num("scalar_issue_cycles", t.scalarIssueCycles) +
        ", " + num("scalar_ub_access_cycles", t.scalarUbCycles) + ", " +
-       num("scalar_gm_read_cycles", t.scalarGmCycles) + ", " + num("launch_us", t.launchUs) + ", \"vector\": [";
+       num("scalar_gm_read_cycles", t.scalarGmCycles) + ", " + num("launch_us", t.launchUs) + ", " +
+       num("cube_cycles_per_fractal_16bit", t.cubeCyclesPerFractal16) + ", " +
+       num("cube_cycles_per_fractal_fp4", t.cubeCyclesPerFractalFp4) + ", " +
+       num("cube_gm_bytes_per_cycle", t.cubeGmBytesPerCycle) + ", " + num("mte1_bytes_per_cycle", t.mte1BytesPerCycle) +
+       ", " + num("fix_bytes_per_cycle", t.fixBytesPerCycle) + ", " + num("cube_issue_cycles", t.cubeIssueCycles) + ", " +
+       num("cross_core_flag_cycles", t.crossCoreFlagCycles) + ", \"vector\": [";
   for (int k = 0; k < kVecClasses; ++k) {
     if (k) s += ", ";
     s += "{\"class\": " + JsonString(VecClassName(k)) +

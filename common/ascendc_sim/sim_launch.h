@@ -93,6 +93,11 @@ inline void BeginBlock(BlockCtx* c, const LaunchShared& sh, uint32_t idx, BlockO
   c->flushSubnormals = sh.modes.flushSubnormals;
   c->strictSync = sh.modes.strictSync;
   c->ubLimit = sh.ubLimit;
+  c->coreKind = kCoreAiv;
+  c->subBlockIdx = 0;
+  c->taskRatio = 1;
+  c->aicIdx = idx;
+  c->mix = nullptr;
   // The UB is poisoned allocation by allocation (TPipe::InitBuffer): nothing outside an
   // allocation is reachable, and small launches do not pay for poisoning the whole arena.
   c->pipe = nullptr;
@@ -129,17 +134,20 @@ inline void EndBlockChecks(BlockCtx* c) {
   }
 }
 
-template <class F>
-inline void RunBlock(const LaunchShared& sh, uint32_t idx, BlockOutcome& out, F& fn) noexcept {
+// Runs one block (or, in a MIX launch, one core: `setup` sets its core fields after BeginBlock;
+// costSlot is where its cost result goes).
+template <class F, class Setup>
+inline void RunBlockWith(const LaunchShared& sh, uint32_t idx, uint32_t costSlot, BlockOutcome& out, F& fn,
+                         const Setup& setup) noexcept {
   BlockCtx* c = nullptr;
-  if (sh.cost != nullptr && !sh.cost->Runs(idx)) return;  // cost model sampling a few blocks
   try {
     c = ThreadCtx(sh.arenaBytes);
     BeginBlock(c, sh, idx, &out);
+    setup(c);
     if (sh.cost != nullptr) t_cost = c->cost = sh.cost->Begin(c->ub);
     fn();
     EndBlockChecks(c);
-    if (c->cost != nullptr) sh.cost->End(idx, *c->cost);
+    if (c->cost != nullptr) sh.cost->End(costSlot, *c->cost);
   } catch (const SimError& e) {
     out.failed = true;
     out.error = e.what();
@@ -156,8 +164,15 @@ inline void RunBlock(const LaunchShared& sh, uint32_t idx, BlockOutcome& out, F&
     c->pipe = nullptr;
     c->launch = nullptr;
     c->outcome = nullptr;
+    c->mix = nullptr;
   }
   t_ctx = nullptr;
+}
+
+template <class F>
+inline void RunBlock(const LaunchShared& sh, uint32_t idx, BlockOutcome& out, F& fn) noexcept {
+  if (sh.cost != nullptr && !sh.cost->Runs(idx)) return;  // cost model sampling a few blocks
+  RunBlockWith(sh, idx, idx, out, fn, [](BlockCtx*) {});
 }
 
 // ---- race check ------------------------------------------------------------------------------
@@ -242,7 +257,7 @@ inline void RaceCheck(const LaunchShared& sh, const std::vector<BlockOutcome>& o
   }
 }
 
-inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim) {
+inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim, uint32_t aivPerBlock = 1) {
   sh.kernel = kernel != nullptr ? kernel : "(unnamed kernel)";
   if (t_ctx != nullptr) {
     throw SimError(Fmt("amct kernel sim: kernel %s: Launch called from inside a running block", sh.kernel));
@@ -253,10 +268,11 @@ inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim)
                        sh.kernel, __NPU_ARCH__, amct_sim_state_arch()));
   }
   const PlatformFacts facts = GetPlatform();
-  if (blockDim < 1 || blockDim > facts.aivCores) {
+  const uint32_t maxDim = facts.aivCores / std::max<uint32_t>(1, aivPerBlock);
+  if (blockDim < 1 || blockDim > maxDim) {
     throw SimError(Fmt("amct kernel sim: kernel %s: blockDim %u is not in [1, %u] (AIV cores: AMCT_SIM_CORE_NUM / "
-                       "SetPlatform)",
-                       sh.kernel, blockDim, facts.aivCores));
+                       "SetPlatform = %u, %u AIV per block)",
+                       sh.kernel, blockDim, maxDim, facts.aivCores, std::max<uint32_t>(1, aivPerBlock)));
   }
   sh.blockDim = blockDim;
   sh.ubLimit = facts.ubBytes;
@@ -265,6 +281,7 @@ inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim)
   sh.checkSync = EnvIntIn("AMCT_SIM_CHECK_SYNC", 1, 0, 1) != 0;
   sh.checkRaces = EnvIntIn("AMCT_SIM_CHECK_RACES", 1, 0, 1) != 0;
   sh.modes = GetModes();
+  sh.costOnly = amct_sim_state_cost_get(nullptr) != 0 && amct_sim_state_cost_only() != 0;
   GmRegion regions[256];
   const size_t n = amct_sim_state_gm_snapshot(regions, 256);
   if (n > 256) throw SimError(Fmt("amct kernel sim: kernel %s: more than 256 GM regions registered", sh.kernel));

@@ -373,6 +373,10 @@ class TBuf : public amct_sim::detail::BufBase {
 // ---- block index/count ---------------------------------------------------------------------
 __aicore__ inline int64_t GetBlockIdx() { return amct_sim::detail::Ctx("GetBlockIdx")->blockIdx; }
 __aicore__ inline int64_t GetBlockNum() { return amct_sim::detail::Ctx("GetBlockNum")->blockNum; }
+// MIX launches (sim_mix.h): an AIV's index within its AI core (0 on the AIC and in vector-only
+// launches), and the AIVs per AIC (1 on the AIC and in vector-only launches).
+__aicore__ inline int64_t GetSubBlockIdx() { return amct_sim::detail::Ctx("GetSubBlockIdx")->subBlockIdx; }
+__aicore__ inline int64_t GetTaskRatio() { return amct_sim::detail::Ctx("GetTaskRatio")->taskRatio; }
 __aicore__ constexpr inline int16_t GetDataBlockSizeInBytes() { return 32; }
 
 }  // namespace AscendC
@@ -558,6 +562,10 @@ inline amct_sim::detail::BlockCtx* TPipe::Live(const char* api) const {
 }
 
 inline uint32_t TPipe::Reserve(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len) {
+  if (c->coreKind == amct_sim::detail::kCoreAic) {
+    amct_sim::detail::Fail(api, "UB: the AIC (cube core) of a MIX launch has no unified buffer: vector-position "
+                                "TQue/TBuf buffers belong to the AIVs (if ASCEND_IS_AIV { ... })");
+  }
   using amct_sim::detail::Fmt;
   if (len == 0) amct_sim::detail::Fail(api, "UB: len must be > 0");
   if (c->pipeBuffers + blocks > 64) {

@@ -16,6 +16,8 @@
 #define __aicore__
 #define __global__
 #define __vector__
+#define __cube__
+#define __mix__(aic, aiv)
 #define GM_ADDR __gm__ uint8_t*
 
 namespace amct_sim {
@@ -236,6 +238,16 @@ struct bfloat16_t {
   template <class F, amct_sim::detail::OnlyFloat<F> = 0>
   bfloat16_t(F value) : amct_bits(amct_sim::detail::FloatToBf16Rne(value)) {}  // NOLINT: implicit by design
   explicit operator float() const { return amct_sim::detail::Bf16ToFloatBits(amct_bits); }
+};
+
+// The MX types of dav-3510 (CANN: fp4x2_e2m1_t = two E2M1 codes per byte, the first element in the
+// low nibble; fp8_e8m0_t = a power-of-two scale 2^(bits - 127), 0xFF = NaN). Storage only: the sim
+// uses them as Matmul operands (sim_matmul.h); kernels move their bytes with DataCopy.
+struct fp4x2_e2m1_t {
+  uint8_t amct_bits;
+};
+struct fp8_e8m0_t {
+  uint8_t amct_bits;
 };
 
 static_assert(sizeof(half) == 2 && std::is_trivially_copyable<half>::value, "half layout");
