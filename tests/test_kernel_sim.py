@@ -1208,10 +1208,97 @@ class SimCubeTest(_ProgramTest):
             "mix_mode2_orders_aic_and_aivs", "mix_mode0_no_aic_passes_before_all_set", "mix_deadlock_detected",
             "mix_deadlock_after_partial_progress", "mix_counter_over_15", "mix_flag_never_waited", "mix_flag_id_over_15",
             "mix_pipe_s_rejected", "mix_cross_core_in_vector_launch", "mix_mode1_on_aic", "mix_error_beats_deadlock",
-            "mix_race_between_ai_cores"])
+            "mix_race_between_ai_cores", "mix_setter_returns_before_waiters_wake"])
         self.assertChecks(["mix_mode4_pairs_aic_with_each_aiv"], arches=(3510,))
         self.assertChecks(["mix_mode4_rejected_on_2201"], arches=(2201,))
 
     def test_cube_cost(self):
         self.assertChecks(["cost_matmul_cost_only_same_estimate", "cost_matmul_large_shape_is_m_bound",
                            "cost_matmul_m_busy_near_fractal_count", "cost_cross_core_flag_latency"])
+
+
+class SimMatmulKfcTest(_ProgramTest):
+    """The KFC form of the Matmul API (tests/sim/test_sim_matmul_kfc.cpp): AIVs call it, results go
+    into their UB (L0C -> UB), the vector pipe is ordered by a VECIN queue; guards and cost."""
+
+    program = "test_sim_matmul_kfc"
+
+    def test_program_clean(self):
+        self.assertProgramClean()
+
+    def test_ub_output_values(self):
+        self.assertChecks(["kfc_iterate_get_tensor_c_ub_values", "kfc_iterate_all_ub_values"])
+
+    def test_guards(self):
+        self.assertChecks(["kfc_guard_vector_reads_ub_without_queue_edge", "kfc_guard_ub_output_too_small",
+                           "kfc_guard_needs_mix_launch", "kfc_guard_matmul_on_aic"])
+
+    def test_cost(self):
+        self.assertChecks(["kfc_cost_m_pipe_charged_at_ratio"])
+
+
+MATMUL_PRELUDE = ('#define ASCENDC_CUBE_ONLY\n#include "kernel_operator.h"\n#include "lib/matmul_intf.h"\n'
+                  "using namespace AscendC;\n"
+                  "template <class T, bool tr = false> using Gm = MatmulType<TPosition::GM, CubeFormat::ND, T, tr>;\n"
+                  "template <class T, bool tr = false> using Mx = MatmulTypeWithScale<TPosition::GM, TPosition::GM, "
+                  "CubeFormat::ND, T, tr>;\n")
+# name -> (snippet instantiating a Matmul, {arch: expected static_assert text})
+MATMUL_NEGATIVE = {
+    "mixed_half_bf16": ("Matmul<Gm<half>, Gm<bfloat16_t>, Gm<float>> mm;",
+                        {2201: "A and B must both be half or both bfloat16_t", 3510: "A and B must both be half"}),
+    "float_operands": ("Matmul<Gm<float>, Gm<float>, Gm<float>> mm;",
+                       {2201: "float/int8 operands are not", 3510: "float/int8 operands are not"}),
+    "nz_format": ("Matmul<MatmulType<TPosition::GM, CubeFormat::NZ, half>, Gm<half>, Gm<float>> mm;",
+                  {2201: "only CubeFormat::ND", 3510: "only CubeFormat::ND"}),
+    "c_in_co1": ("Matmul<Gm<half>, Gm<half>, MatmulType<TPosition::CO1, CubeFormat::ND, float>> mm;",
+                 {2201: "C must be in GM or UB", 3510: "C must be in GM or UB"}),
+    "int_output": ("Matmul<Gm<half>, Gm<half>, Gm<int32_t>> mm;",
+                   {2201: "C must be float, half or bfloat16_t", 3510: "C must be float, half or bfloat16_t"}),
+    "mx_without_policy": ("Matmul<Mx<fp4x2_e2m1_t>, Mx<fp4x2_e2m1_t, true>, Gm<float>> mm;",
+                          {2201: "MxMatmul exists only on dav-3510", 3510: "MatmulWithScalePolicy"}),
+    "mx_half_with_scale": ("Matmul<Mx<half>, Mx<half>, Gm<float>, Gm<float>, CFG_MDL, "
+                           "MatmulCallBackFunc<nullptr, nullptr, nullptr>, Impl::Detail::MatmulWithScalePolicy> mm;",
+                           {2201: "only fp4x2_e2m1_t x fp4x2_e2m1_t", 3510: "only fp4x2_e2m1_t x fp4x2_e2m1_t"}),
+}
+MATMUL_GOOD = (
+    "inline void good() { Matmul<Gm<bfloat16_t>, Gm<bfloat16_t, true>, Gm<float>, Gm<float>, CFG_MDL> a; "
+    "Matmul<Gm<half>, Gm<half>, Gm<bfloat16_t>> b; (void)a; (void)b; }\n"
+    "#if __NPU_ARCH__ == 3510\n"
+    "inline void good_mx() { Matmul<Mx<fp4x2_e2m1_t>, Mx<fp4x2_e2m1_t, true>, Gm<bfloat16_t>, Gm<float>, CFG_NORM, "
+    "MatmulCallBackFunc<nullptr, nullptr, nullptr>, Impl::Detail::MatmulWithScalePolicy> mm; (void)mm; }\n"
+    "#endif\n")
+
+
+class SimMatmulCompileTimeGuardsTest(unittest.TestCase):
+    """The Matmul's dtype/format/position/policy guards are static_asserts: each rejected snippet
+    must fail at its own line with its message, and the correct declarations compile warning-free."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.lines, src, line = {}, MATMUL_PRELUDE, MATMUL_PRELUDE.count("\n")
+        for name, (snippet, _msgs) in MATMUL_NEGATIVE.items():
+            line += 1
+            cls.lines[name] = line
+            src += f"namespace bad_{name} {{ inline void f() {{ {snippet} (void)mm; }} }}\n"
+        jobs = {}
+        for arch in ARCHES:
+            defines = ["-DAMCT_KERNEL_SIM", f"-D__NPU_ARCH__={arch}"]
+            jobs[("bad", arch)] = _pool.submit(_syntax_only, f"matmul_rejected_{arch}", src, defines)
+            jobs[("good", arch)] = _pool.submit(_syntax_only, f"matmul_accepted_{arch}", MATMUL_PRELUDE + MATMUL_GOOD,
+                                                defines, True)
+        cls.results = {k: f.result() for k, f in jobs.items()}
+
+    def test_correct_declarations_compile(self):
+        for arch in ARCHES:
+            with self.subTest(arch=arch):
+                self.assertEqual(self.results[("good", arch)][1].returncode, 0, self.results[("good", arch)][1].stderr[-4000:])
+
+    def test_each_guard_fires_at_its_line(self):
+        for arch in ARCHES:
+            path, proc = self.results[("bad", arch)]
+            errors = errors_by_line(path, proc.stderr)
+            for name, (_snippet, msgs) in MATMUL_NEGATIVE.items():
+                with self.subTest(arch=arch, guard=name):
+                    line = self.lines[name]
+                    self.assertIn(line, errors, f"{name} compiled on {arch}")
+                    self.assertIn(msgs[arch], errors[line], errors[line])

@@ -83,6 +83,34 @@ class CostOpsTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "soc must be"):
             torch.ops.amct._sim_cost_table("gpu")
 
+    def test_plain_matmul_estimate_is_cube_bound(self):
+        """The reference bf16 matmul of issues 16/18 through the emulated Matmul API (cost-only)."""
+        platform = _sim.get_platform()
+        m, k, n = 32768, 2048, 10944
+        for soc, aic in (("ascend910b", 20), ("ascend950", 32)):
+            with self.subTest(soc=soc):
+                r = json.loads(torch.ops.amct._sim_matmul_estimate(soc, m, k, n))
+                self.assertEqual(r["kernel"], "amct_matmul_estimate_kernel")
+                self.assertEqual(r["block_dim"], aic, "one core block per AIC")
+                self.assertEqual(bu.bound_pipe(r), "M", "a large bf16 matmul is bound by the cube")
+                # the M pipe's busy cycles are (about) the fractal count of the slowest AIC
+                fractals = (m / 16) * (n / 16) * (k / 16) / aic
+                self.assertGreater(r["busy_cycles"]["M"], 0.95 * fractals)
+                self.assertLess(r["busy_cycles"]["M"], 1.3 * fractals)
+        self.assertEqual(_sim.get_platform(), platform, "the estimate restores the sim platform")
+        small = json.loads(torch.ops.amct._sim_matmul_estimate("ascend950", 512, 256, 512, "float16"))
+        self.assertLess(small["estimate_us"], r["estimate_us"] / 100)
+        with self.assertRaisesRegex(RuntimeError, "dtype must be"):
+            torch.ops.amct._sim_matmul_estimate("ascend950", 16, 16, 16, "float32")
+        with self.assertRaisesRegex(RuntimeError, "m, k, n must be"):
+            torch.ops.amct._sim_matmul_estimate("ascend950", 0, 16, 16)
+
+    def test_cost_only_flag_accepted_for_vector_kernels(self):
+        x = _x(1 << 18)
+        a = bu.estimate_launches(lambda: encode_to_hifloat8(x), "ascend910b")
+        b = bu.estimate_launches(lambda: encode_to_hifloat8(x), "ascend910b", cost_only=True)
+        self.assertEqual(a, b, "cost-only mode changes nothing for kernels without a Matmul")
+
     def test_every_number_has_a_source(self):
         for soc, arch in (("ascend910b", 2201), ("ascend950", 3510)):
             t = bu.npu_cost_table(soc)

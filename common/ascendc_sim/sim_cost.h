@@ -95,16 +95,18 @@ class CostBlock {
 
   // ---- the cube: one Matmul tile (mLen x nLen over k, steps of baseK) and its output ----
   // bytes2: element bytes times 2 (fp4: 1); fracK: K elements of one fractal (16, or 64 for fp4).
+  // share: the AIC's time is shared by that many clients (the KFC form charges each AIV's requests
+  // on its own cube timeline at `share` times their cost).
   void CubeTile(int32_t mLen, int32_t nLen, int32_t k, int32_t baseK, uint32_t aBytes2, uint32_t bBytes2,
-                uint32_t fracK, bool fp4) {
-    const double perFractal = fp4 ? t_->cubeCyclesPerFractalFp4.value : t_->cubeCyclesPerFractal16.value;
+                uint32_t fracK, bool fp4, double share = 1.0) {
+    const double perFractal = share * (fp4 ? t_->cubeCyclesPerFractalFp4.value : t_->cubeCyclesPerFractal16.value);
     const double issue = t_->cubeIssueCycles.value;
     for (int32_t k0 = 0, s = 0; k0 < k; k0 += baseK, ++s) {
       const int32_t kLen = std::min(baseK, k - k0);
       const double bytes = (static_cast<double>(mLen) * kLen * aBytes2 + static_cast<double>(kLen) * nLen * bBytes2) / 2;
-      const double l2 = IssueAt(cost::kMte2, issue + bytes / t_->cubeGmBytesPerCycle.value, t_->dmaLatencyCycles.value,
-                                l1Free_[s & 1]);
-      const double l0 = IssueAt(cost::kMte1, issue + bytes / t_->mte1BytesPerCycle.value, 0.0,
+      const double l2 = IssueAt(cost::kMte2, issue + share * bytes / t_->cubeGmBytesPerCycle.value,
+                                t_->dmaLatencyCycles.value, l1Free_[s & 1]);
+      const double l0 = IssueAt(cost::kMte1, issue + share * bytes / t_->mte1BytesPerCycle.value, 0.0,
                                 std::max(l2, l0Free_[s & 1]));
       const double fractals = static_cast<double>((mLen + 15) / 16) * ((nLen + 15) / 16) * ((kLen + fracK - 1) / fracK);
       const double m = IssueAt(cost::kM, issue + fractals * perFractal, 0.0, std::max(l0, k0 == 0 ? l0cFree_ : 0.0));
@@ -113,9 +115,12 @@ class CostBlock {
       lastM_ = m;
     }
   }
-  void CubeFixOut(uint64_t bytes) {
-    l0cFree_ = IssueAt(cost::kFix, t_->cubeIssueCycles.value + static_cast<double>(bytes) / t_->fixBytesPerCycle.value,
-                       0.0, lastM_);
+  // Returns when the tile is out (the KFC client's synchronous GetTensorC waits for it).
+  double CubeFixOut(uint64_t bytes, double share = 1.0) {
+    l0cFree_ = IssueAt(cost::kFix,
+                       t_->cubeIssueCycles.value + share * static_cast<double>(bytes) / t_->fixBytesPerCycle.value, 0.0,
+                       lastM_);
+    return l0cFree_;
   }
 
   // ---- cross-core flags (sim_mix.h): the time a CrossCoreSetFlag on `pipe` is complete, and a wait ----
@@ -193,16 +198,7 @@ class CostBlock {
   double ScalarNow() const { return sNow_; }
 
  private:
-  void Issue(int pipe, double busy, double latency) {
-    const double start = std::max(sNow_, std::max(free_[pipe], wait_[pipe]));
-    sNow_ += t_->scalarIssueCycles.value;
-    busy_[cost::kS] += t_->scalarIssueCycles.value;
-    free_[pipe] = start + busy;
-    last_[pipe] = start + busy + latency;
-    done_[pipe] = std::max(done_[pipe], last_[pipe]);
-    busy_[pipe] += busy;
-    ++ops_[pipe];
-  }
+  void Issue(int pipe, double busy, double latency) { IssueAt(pipe, busy, latency, 0.0); }
   // An instruction on `pipe` that may not start before `ready`; returns its completion.
   double IssueAt(int pipe, double busy, double latency, double ready) {
     const double start = std::max(std::max(sNow_, ready), std::max(free_[pipe], wait_[pipe]));

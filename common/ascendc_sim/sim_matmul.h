@@ -6,13 +6,19 @@
 // (impl/adv_api/detail/matmul/utils/matmul_type_def.h), MatmulConfig, CubeFormat, CFG_NORM,
 // CFG_MDL (include/adv_api/matmul/matmul_config.h, tiling.h), MatmulImpl and its methods
 // (include/adv_api/matmul/matmul.h, impl/adv_api/detail/matmul/mx_matmul_impl.h), the alias
-// Matmul and REGIST_MATMUL_OBJ (include/adv_api/matmul/matmul_intf.h, kfc_register_obj.h). The
-// sim emulates the ASCENDC_CUBE_ONLY form (Matmul = MatmulImpl, run by the AIC itself); the
-// client/server (KFC) form, where AIVs drive a server on the AIC, is not emulated.
+// Matmul and REGIST_MATMUL_OBJ (include/adv_api/matmul/matmul_intf.h, kfc_register_obj.h). Two
+// forms, chosen as the real header does by ASCENDC_CUBE_ONLY before the include:
+//  * ASCENDC_CUBE_ONLY: Matmul = MatmulImpl, run by the AIC itself (outputs to GM);
+//  * otherwise the KFC client/server form of MIX kernels: the AIVs own the Matmul objects and call
+//    it, REGIST_MATMUL_OBJ makes the AIC serve them and return; outputs may go to the calling
+//    AIV's UB (GetTensorC / IterateAll with a LocalTensor: the L0C -> UB path). The sim computes
+//    a client's request on the AIV's thread; its cost goes to that AIV's cube timeline at `ratio`
+//    times the cost (the AIC serves its AIVs in turn).
 //
 // Numerics (the sim's definition; docs/kernel_sim_api.md): every output element is
 //   acc = bias (or +0); for k = 0, 1, ..., K-1: acc = fp32(acc + a[m][k] * b[k][n])
-// with a*b exact in fp32 (bf16*bf16 and half*half products fit 24 bits), i.e. fp32 accumulation
+// with a*b exact in fp32 (bf16*bf16 and half*half products fit 24 bits; a bf16 product outside
+// fp32's normal range is rounded to fp32 first), i.e. fp32 accumulation
 // in K order; the baseK chunking of the cube does not change that order. MX FP4: per group g of 32
 // K elements the exact sum S_g of the E2M1 products is scaled by 2^(ea + eb - 254) and added once:
 // acc = fp32(acc + S_g * 2^(...)) (rounded once, RNE); an E8M0 scale of 0xFF gives NaN. The output
@@ -217,6 +223,14 @@ constexpr uint32_t kFractalK = std::is_same<T, fp4x2_e2m1_t>::value ? 64 : 16;
 
 inline int32_t CeilDiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
 
+namespace {  // per translation unit, as the real header's choice of Matmul
+#ifdef ASCENDC_CUBE_ONLY
+constexpr bool kMatmulClientForm = false;
+#else
+constexpr bool kMatmulClientForm = true;
+#endif
+}  // namespace
+
 // MX scales must be ND in GM (the positions the sim emulates); true for non-MX types.
 template <class A, class B>
 constexpr bool ScalesInGmNd() {
@@ -249,12 +263,16 @@ struct MatmulState {
   Fail(api, msg);
 }
 
-// The block must run on an AIC (a MIX launch's cube core).
-inline BlockCtx* MatmulCtx(const char* api) {
+// ASCENDC_CUBE_ONLY: the block must be an AIC. KFC form: an AIV of a MIX launch with AIVs.
+inline BlockCtx* MatmulCtx(const char* api, bool client) {
   BlockCtx* c = Ctx(api);
-  if (c->coreKind != kCoreAic) {
-    MatmulFail(api, "Matmul runs on the cube core: call it on the AIC of a MIX launch (if ASCEND_IS_AIC { ... }); "
-                    "the sim emulates the ASCENDC_CUBE_ONLY Matmul (MatmulImpl), not the AIV client of the KFC server");
+  if (!client && c->coreKind != kCoreAic) {
+    MatmulFail(api, "Matmul runs on the cube core: with ASCENDC_CUBE_ONLY call it on the AIC of a MIX launch "
+                    "(if ASCEND_IS_AIC { ... }); without it (the KFC form) the AIVs call it");
+  }
+  if (client && (c->coreKind != kCoreAiv || c->mix == nullptr || c->launch->mixRatio == 0)) {
+    MatmulFail(api, "Matmul (KFC form, no ASCENDC_CUBE_ONLY): the AIVs of a MIX launch call it and the AIC serves them "
+                    "(REGIST_MATMUL_OBJ returns on the AIC); a vector-only launch has no AIC");
   }
   return c;
 }
@@ -265,9 +283,9 @@ inline void MatmulCheckInited(const MatmulState& s, const char* api) {
 }
 
 inline void MatmulInit(MatmulState& s, const TCubeTiling* t, uint32_t aBytes2, uint32_t bBytes2, int arch,
-                       bool mx) {
+                       bool mx, bool client) {
   static const char* const kApi = "Matmul::Init";
-  MatmulCtx(kApi);
+  MatmulCtx(kApi, client);
   if (t == nullptr) MatmulFail(kApi, "cubeTiling is null");
   const TCubeTiling& x = *t;
   if (x.M <= 0 || x.N <= 0 || x.Ka <= 0 || x.Kb <= 0 || x.singleCoreM <= 0 || x.singleCoreN <= 0 ||
@@ -317,14 +335,12 @@ inline void MatmulInit(MatmulState& s, const TCubeTiling* t, uint32_t aBytes2, u
 // A GM operand: aligned to its element size, inside the registered regions (read-only use).
 template <class T>
 inline void MatmulSetGm(const AscendC::GlobalTensor<T>& g, const char* api, uintptr_t* base, uintptr_t* hi) {
-  BlockCtx* c = MatmulCtx(api);
   if (!TensorAccess::GmSet(g)) MatmulFail(api, "GlobalTensor used before SetGlobalBuffer");
   const uintptr_t b = TensorAccess::GmBase(g);
   if (b % alignof(T) != 0 || b % sizeof(T) != 0) {
     MatmulFail(api, Fmt("alignment: GM address %#llx is not a multiple of sizeof(T) = %zu",
                         static_cast<unsigned long long>(b), sizeof(T)));
   }
-  (void)c;
   *base = b;
   *hi = TensorAccess::GmExtHi(g);
 }
@@ -354,14 +370,26 @@ inline void MatmulGmWrite(BlockCtx* c, const char* api, uintptr_t base, uintptr_
 
 inline bool MatmulCostOnly(const BlockCtx* c) { return c->cost != nullptr && c->launch->costOnly; }
 
+// KFC form, REGIST_MATMUL_OBJ: true on the AIC (which serves and returns), false on the AIVs.
+inline bool KfcServerReturns() {
+  static const char* const kApi = "REGIST_MATMUL_OBJ";
+  BlockCtx* c = Ctx(kApi);
+  if (c->mix == nullptr || c->launch->mixRatio == 0) {
+    MatmulFail(kApi, "the KFC form (no ASCENDC_CUBE_ONLY) needs a MIX launch with AIVs (KERNEL_TYPE_MIX_AIC_1_1/1_2)");
+  }
+  return c->coreKind == kCoreAic;
+}
+
 }  // namespace detail
 }  // namespace amct_sim
 
 namespace AscendC {
 
+// AMCT_CLIENT (the sim's own last parameter, set by the Matmul alias): the KFC form.
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
           class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>,
-          template <const auto& = MM_CFG, typename...> class MATMUL_POLICY = Impl::Detail::MatmulPolicy>
+          template <const auto& = MM_CFG, typename...> class MATMUL_POLICY = Impl::Detail::MatmulPolicy,
+          bool AMCT_CLIENT = false>
 class MatmulImpl {
   using SrcAT = typename A_TYPE::T;
   using SrcBT = typename B_TYPE::T;
@@ -373,9 +401,11 @@ class MatmulImpl {
   static_assert(MM_CB::kNone, "Matmul (kernel sim): MatmulCallBackFunc callbacks are not emulated");
   static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
                 "Matmul (kernel sim): A and B must be in TPosition::GM (TSCM/VECOUT sources are not emulated)");
-  static_assert(C_TYPE::pos == TPosition::GM,
-                "Matmul (kernel sim): C must be in TPosition::GM (UB/CO1 outputs are not emulated; the AIVs read "
-                "the cube's results from a GM workspace after a CrossCoreWaitFlag)");
+  // C's type may name GM or a vector position (asc-devkit's BareMix example, matmul_fused_manual,
+  // declares C in VECIN and IterateAll's to GM); the outputs themselves go to GM only.
+  static constexpr bool kCInUb =
+      C_TYPE::pos == TPosition::VECIN || C_TYPE::pos == TPosition::VECCALC || C_TYPE::pos == TPosition::VECOUT;
+  static_assert(C_TYPE::pos == TPosition::GM || kCInUb, "Matmul (kernel sim): C must be in GM or UB (CO1 not emulated)");
   static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND && C_TYPE::format == CubeFormat::ND,
                 "Matmul (kernel sim): only CubeFormat::ND operands are emulated");
   static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
@@ -403,7 +433,7 @@ class MatmulImpl {
 
   __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
     (void)tpipe;
-    amct_sim::detail::MatmulInit(s_, cubeTiling, kABytes2, kBBytes2, __NPU_ARCH__, kMx);
+    amct_sim::detail::MatmulInit(s_, cubeTiling, kABytes2, kBBytes2, __NPU_ARCH__, kMx, AMCT_CLIENT);
   }
 
   __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
@@ -434,22 +464,10 @@ class MatmulImpl {
   }
 
   __aicore__ inline void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false) {
-    static const char* const kApi = "Matmul::SetTensorA";
-    Live(kApi);
-    CheckTranspose(kApi, isTransposeA, A_TYPE::isTrans, "A");
-    amct_sim::detail::MatmulSetGm(gm, kApi, &s_.a, &s_.aHi);
-    s_.transA = isTransposeA;
-    s_.setA = true;
-    s_.tile = -1;
+    SetOperand("Matmul::SetTensorA", gm, isTransposeA, A_TYPE::isTrans, "A", &s_.a, &s_.aHi, &s_.transA, &s_.setA);
   }
   __aicore__ inline void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false) {
-    static const char* const kApi = "Matmul::SetTensorB";
-    Live(kApi);
-    CheckTranspose(kApi, isTransposeB, B_TYPE::isTrans, "B");
-    amct_sim::detail::MatmulSetGm(gm, kApi, &s_.b, &s_.bHi);
-    s_.transB = isTransposeB;
-    s_.setB = true;
-    s_.tile = -1;
+    SetOperand("Matmul::SetTensorB", gm, isTransposeB, B_TYPE::isTrans, "B", &s_.b, &s_.bHi, &s_.transB, &s_.setB);
   }
   __aicore__ inline void SetBias(const GlobalTensor<BiasT>& biasGlobal) {
     static const char* const kApi = "Matmul::SetBias";
@@ -545,6 +563,39 @@ class MatmulImpl {
     s_.tileFresh = false;
   }
 
+  // KFC form, C in UB: the current tile into the calling AIV's UB (rows of baseN elements; a tail
+  // tile fills its top-left mLen x nLen), synchronously (the call returns with the data in UB; the
+  // vector pipe must then be ordered after it as after an MTE2 write: a VECIN EnQue/DeQue or MTE2_V).
+  template <bool sync = true>
+  __aicore__ inline void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
+    static const char* const kApi = "Matmul::GetTensorC(UB)";
+    amct_sim::detail::BlockCtx* c = LiveUb(kApi);
+    (void)enSequentialWrite;
+    if (!s_.tileFresh) amct_sim::detail::MatmulFail(kApi, "no tile computed: call Iterate() first (once per GetTensorC)");
+    int32_t m0, n0, mLen, nLen;
+    TileRect(s_.tile, &m0, &n0, &mLen, &nLen);
+    WriteTileUb(c, kApi, co2Local, 0, s_.tiling.baseN, enAtomic, mLen, nLen, s_.l0c);
+    s_.tileFresh = false;
+  }
+
+  // KFC form, C in UB: the whole core block (singleM x singleN, row stride singleN) into the AIV's UB.
+  template <bool sync = true>
+  __aicore__ inline void IterateAll(const LocalTensor<DstT>& ubCmatrix, uint8_t enAtomic = 0) {
+    static const char* const kApi = "Matmul::IterateAll(UB)";
+    amct_sim::detail::BlockCtx* c = LiveUb(kApi);
+    CheckInputs(kApi);
+    std::vector<float> tile;
+    for (int32_t t = 0; t < TilesM() * TilesN(); ++t) {
+      int32_t m0, n0, mLen, nLen;
+      TileRect(t, &m0, &n0, &mLen, &nLen);
+      ComputeTile(c, kApi, m0, n0, mLen, nLen, tile);
+      WriteTileUb(c, kApi, ubCmatrix, static_cast<uint64_t>(m0) * s_.singleN + n0, s_.singleN, enAtomic, mLen, nLen,
+                  tile);
+    }
+    s_.tile = -1;
+    s_.tileFresh = false;
+  }
+
   __aicore__ inline void End() {
     Live("Matmul::End");
     s_.ended = true;
@@ -555,7 +606,7 @@ class MatmulImpl {
 
  private:
   amct_sim::detail::BlockCtx* Live(const char* api) {
-    amct_sim::detail::BlockCtx* c = amct_sim::detail::MatmulCtx(api);
+    amct_sim::detail::BlockCtx* c = amct_sim::detail::MatmulCtx(api, AMCT_CLIENT);
     amct_sim::detail::MatmulCheckInited(s_, api);
     return c;
   }
@@ -577,12 +628,19 @@ class MatmulImpl {
     s_.tile = -1;
   }
 
-  static void CheckTranspose(const char* api, bool requested, bool enabled, const char* which) {
+  template <class T>
+  void SetOperand(const char* api, const GlobalTensor<T>& gm, bool requested, bool enabled, const char* which,
+                  uintptr_t* base, uintptr_t* hi, bool* trans, bool* set) {
+    Live(api);
     if (requested && !enabled) {
       amct_sim::detail::MatmulFail(api, amct_sim::detail::Fmt("isTranspose%s = true but the MatmulType of %s has "
                                                               "ISTRANS = false (the transpose must be enabled in the type)",
                                                               which, which));
     }
+    amct_sim::detail::MatmulSetGm(gm, api, base, hi);
+    *trans = requested;
+    *set = true;
+    s_.tile = -1;
   }
 
   void CheckInputs(const char* api) const {
@@ -688,7 +746,7 @@ class MatmulImpl {
                    int32_t nLen, std::vector<float>& out) const {
     CheckTileGm(c, api, m0, n0, mLen, nLen);
     AMCT_SIM_COST(c->cost, CubeTile(mLen, nLen, s_.singleK, s_.tiling.baseK, kABytes2, kBBytes2,
-                                    amct_sim::detail::kFractalK<SrcAT>, kMx));
+                                    amct_sim::detail::kFractalK<SrcAT>, kMx, Share(c)));
     out.assign(static_cast<size_t>(mLen) * nLen, 0.0f);
     if (amct_sim::detail::MatmulCostOnly(c)) return;
     std::vector<float> bias(static_cast<size_t>(nLen), 0.0f);
@@ -714,7 +772,7 @@ class MatmulImpl {
         for (int32_t kk = 0; kk < k; ++kk) {
           const float a = AElem(m0 + i, kk);
           const float* brow = &b[static_cast<size_t>(kk) * nLen];
-          for (int32_t j = 0; j < nLen; ++j) acc[j] = acc[j] + a * brow[j];  // a * brow[j] is exact
+          for (int32_t j = 0; j < nLen; ++j) acc[j] = acc[j] + a * brow[j];  // a * brow[j]: exact in range
         }
       }
     }
@@ -758,7 +816,7 @@ class MatmulImpl {
     const uintptr_t lo = base + (static_cast<uint64_t>(m0) * s_.orgN + n0) * es;
     amct_sim::detail::MatmulGmWrite(c, api, lo, amct_sim::detail::TensorAccess::GmExtLo(gm),
                                     amct_sim::detail::TensorAccess::GmExtHi(gm), mLen, nLen * es, s_.orgN * es);
-    AMCT_SIM_COST(c->cost, CubeFixOut(static_cast<uint64_t>(mLen) * nLen * es));
+    AMCT_SIM_COST(c->cost, CubeFixOut(static_cast<uint64_t>(mLen) * nLen * es, Share(c)));
     if (amct_sim::detail::MatmulCostOnly(c)) return;
     for (int32_t i = 0; i < mLen; ++i) {
       uint8_t* row = reinterpret_cast<uint8_t*>(lo + static_cast<uint64_t>(i) * s_.orgN * es);
@@ -777,14 +835,65 @@ class MatmulImpl {
     }
   }
 
+  // The KFC form charges an AIV's request at `ratio` times its cost (its AIC serves all its AIVs).
+  static double Share(const amct_sim::detail::BlockCtx* c) {
+    return AMCT_CLIENT ? static_cast<double>(c->launch->mixRatio) : 1.0;
+  }
+
+  amct_sim::detail::BlockCtx* LiveUb(const char* api) {
+    amct_sim::detail::BlockCtx* c = Live(api);
+    if (!AMCT_CLIENT) {
+      amct_sim::detail::MatmulFail(api, "a C in UB needs the KFC form (the AIV calls the Matmul, without "
+                                        "ASCENDC_CUBE_ONLY): an AIC has no UB of its own");
+    }
+    if (!kCInUb) {
+      amct_sim::detail::MatmulFail(api, "C's MatmulType is in TPosition::GM: a UB output needs VECIN/VECCALC/VECOUT");
+    }
+    return c;
+  }
+
+  // Writes an mLen x nLen tile at element `first` of dst with row stride `stride` (an L0C -> UB
+  // fixpipe: an MTE2-like write in the AIV's hazard model; the scalar unit waits for it).
+  void WriteTileUb(amct_sim::detail::BlockCtx* c, const char* api, const LocalTensor<DstT>& dst, uint64_t first,
+                   int32_t stride, uint8_t enAtomic, int32_t mLen, int32_t nLen, const std::vector<float>& tile) const {
+    using namespace amct_sim::detail;
+    if (enAtomic > 1) MatmulFail(api, Fmt("enAtomic %u: only 0 and 1 (add) are emulated", enAtomic));
+    const uint64_t es = sizeof(DstT);
+    const uint64_t lastEnd = first + static_cast<uint64_t>(mLen - 1) * stride + nLen;
+    Opnd d = MakeOpnd(dst, lastEnd * es, "co2Local");
+    CheckOpnd(c, api, d);
+    const uint32_t seq = BeginOp(c, kPipeMte2);
+    UbWrite(c, kPipeMte2, seq, d.off + static_cast<uint32_t>(first * es), static_cast<uint32_t>((lastEnd - first) * es),
+            api);
+    if (c->cost != nullptr) {
+      const double out = c->cost->CubeFixOut(static_cast<uint64_t>(mLen) * nLen * es, Share(c));
+      c->cost->CrossCoreWait(out);  // the synchronous call returns when the tile is in UB
+    }
+    if (MatmulCostOnly(c)) return;
+    for (int32_t i = 0; i < mLen; ++i) {
+      uint8_t* row = d.ptr + (first + static_cast<uint64_t>(i) * stride) * es;
+      for (int32_t j = 0; j < nLen; ++j) {
+        float v = tile[static_cast<size_t>(i) * nLen + j];
+        if (enAtomic == 1) {
+          DstT old;
+          std::memcpy(&old, row + j * es, es);
+          v = CubeToFloat(old) + v;
+        }
+        const DstT o = static_cast<DstT>(v);
+        std::memcpy(row + j * es, &o, es);
+      }
+    }
+  }
+
   amct_sim::detail::MatmulState s_;
 };
 
-// ASCENDC_CUBE_ONLY (matmul_intf.h): Matmul is MatmulImpl, driven by the AIC.
+// matmul_intf.h: Matmul is MatmulImpl, driven by the AIC (ASCENDC_CUBE_ONLY) or by the AIVs (KFC).
 template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM,
           class MM_CB = MatmulCallBackFunc<nullptr, nullptr, nullptr>,
           template <const auto& = MM_CFG, typename...> class MATMUL_POLICY = Impl::Detail::MatmulPolicy>
-using Matmul = MatmulImpl<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY>;
+using Matmul = MatmulImpl<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG, MM_CB, MATMUL_POLICY,
+                          amct_sim::detail::kMatmulClientForm>;
 
 // REGIST_MATMUL_OBJ(tpipe, workspace, mm1, &tiling1, mm2, &tiling2, ...) (kfc_register_obj.h, the
 // ASCENDC_CUBE_ONLY form): SetSubBlockIdx(0) and Init(tiling, tpipe) for each object.
@@ -800,10 +909,21 @@ inline void InitCurObj(TPipe* tpipe, T& mm, const TCubeTiling* tiling, Args&&...
 
 namespace matmul = AscendC;
 
+#ifdef ASCENDC_CUBE_ONLY
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...) \
   do {                                           \
     (void)(workspace);                           \
     AscendC::InitCurObj(tpipe, __VA_ARGS__);     \
   } while (0)
+#else
+// KFC form (kfc_register_obj.h): the AIC serves its AIVs' requests and returns from the kernel; the
+// AIVs initialise their objects. (The sim's AIVs compute their requests themselves.)
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)  \
+  (void)(workspace);                              \
+  if (::amct_sim::detail::KfcServerReturns()) {   \
+    return;                                       \
+  }                                               \
+  AscendC::InitCurObj(tpipe, __VA_ARGS__)
+#endif
 #define REGIST_CUBE_OBJ REGIST_MATMUL_OBJ
 #define REGIST_MATMUL_OBJ_STATIC REGIST_MATMUL_OBJ

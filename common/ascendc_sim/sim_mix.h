@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -233,8 +234,14 @@ inline void CrossCoreSet(int mode, pipe_t pipe, uint16_t flagId) {
 }
 
 // Every running core waits: nothing can ever set a flag again. Caller holds the lock.
+// (A waiter whose counter was raised but who has not woken up yet is not stuck.)
 inline void CheckDeadlock(MixGroup& m) {
   if (m.deadlock || m.live == 0 || m.waiting < m.live) return;
+  uint32_t stuck = 0;
+  for (const MixGroup::Core& core : m.cores) {
+    if (core.waitFlag >= 0 && core.counter[core.waitFlag].empty()) ++stuck;
+  }
+  if (stuck < m.live) return;
   std::string who;
   for (uint32_t id = 0; id < m.cores.size(); ++id) {
     if (m.cores[id].waitFlag < 0) continue;
@@ -342,10 +349,24 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
     m.cv.notify_all();
   };
   std::vector<std::thread> threads;
+  std::string startError;
   for (uint32_t id = 0; id < cores; ++id) {
-    if (m.runs[id / per]) threads.emplace_back(core, id);
+    if (!m.runs[id / per]) continue;
+    try {
+      threads.emplace_back(core, id);
+    } catch (const std::system_error& e) {
+      // The cores never started do not run: the started ones finish or meet a deadlock report.
+      std::lock_guard<std::mutex> lock(m.mu);
+      for (uint32_t rest = id; rest < cores; ++rest) m.live -= m.runs[rest / per] ? 1 : 0;
+      CheckDeadlock(m);
+      m.cv.notify_all();
+      startError = Fmt("amct kernel sim: kernel %s: could not start the thread of core %u of this MIX launch (%s)",
+                       sh.kernel, id, e.what());
+      break;
+    }
   }
   for (std::thread& t : threads) t.join();
+  if (!startError.empty()) throw SimError(startError);
   // The first failure that is not a consequence (deadlock) of another.
   const BlockOutcome* first = nullptr;
   for (const BlockOutcome& o : outs) {

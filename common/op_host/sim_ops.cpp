@@ -11,6 +11,11 @@
 #include "amct_sim_host.h"
 #include "amct_upload.h"
 #include "sim_cost_table.h"
+#include "tiling/tiling_api.h"
+
+// common/op_kernel/amct_matmul_estimate.cpp (compiled against the kernel sim).
+extern "C" void amct_matmul_estimate_launch(uint32_t blockDim, void* stream, uint8_t* a, uint8_t* b, uint8_t* c,
+                                            uint8_t* tiling, uint32_t dtype);
 
 namespace {
 
@@ -70,36 +75,88 @@ const amct_sim::cost::ArchTable& costTable(const std::string& soc) {
 }
 
 // From now on every kernel launch records an NPU time estimate with soc's cost table;
-// sample_blocks > 0 emulates only about that many blocks per launch (their outputs only).
-void simCostBegin(const std::string& soc, int64_t sampleBlocks) {
+// sample_blocks > 0 emulates only about that many blocks per launch (their outputs only);
+// cost_only: the Matmul API skips its arithmetic (outputs not written), for large cube shapes.
+void simCostBegin(const std::string& soc, int64_t sampleBlocks, bool costOnly) {
   TORCH_CHECK(sampleBlocks >= 0 && sampleBlocks <= 65535, "_sim_cost_begin: sample_blocks must be in [0, 65535], got ",
               sampleBlocks);
-  amct_sim::CostStart(costTable(soc).arch, static_cast<uint32_t>(sampleBlocks));
+  amct_sim::CostStart(costTable(soc).arch, static_cast<uint32_t>(sampleBlocks), costOnly);
+}
+
+std::string RecordJson(const amct_sim::CostRecord& r) {
+  using amct_sim::cost::JsonNum;
+  using amct_sim::cost::JsonString;
+  std::string out = "{\"kernel\": " + JsonString(r.kernel) + ", \"table_arch\": " + std::to_string(r.tableArch) +
+                    ", \"build_arch\": " + std::to_string(r.buildArch) + ", \"block_dim\": " + std::to_string(r.blockDim) +
+                    ", \"blocks_run\": " + std::to_string(r.blocksRun) + ", \"slowest_block\": " +
+                    std::to_string(r.slowestBlock) + ", \"slowest_cycles\": " + JsonNum(r.slowestCycles) +
+                    ", \"clock_ghz\": " + JsonNum(r.clockGHz) + ", \"launch_us\": " + JsonNum(r.launchUs) +
+                    ", \"estimate_us\": " + JsonNum(r.estimateUs) + ", \"busy_cycles\": {";
+  for (int p = 0; p < amct_sim::cost::kPipes; ++p) {
+    out += std::string(p ? ", " : "") + JsonString(amct_sim::cost::PipeName(p)) + ": " + JsonNum(r.busy[p]);
+  }
+  out += "}, \"ops\": {";
+  for (int p = 0; p < amct_sim::cost::kPipes; ++p) {
+    out += std::string(p ? ", " : "") + JsonString(amct_sim::cost::PipeName(p)) + ": " + std::to_string(r.ops[p]);
+  }
+  return out + "}}";
 }
 
 // Switches the model off; the launches recorded since _sim_cost_begin as a JSON list.
 std::string simCostEnd() {
-  using amct_sim::cost::JsonNum;
-  using amct_sim::cost::JsonString;
   std::string out = "[";
   for (const amct_sim::CostRecord& r : amct_sim::CostStop()) {
     if (out.size() > 1) out += ", ";
-    out += "{\"kernel\": " + JsonString(r.kernel) + ", \"table_arch\": " + std::to_string(r.tableArch) +
-           ", \"build_arch\": " + std::to_string(r.buildArch) + ", \"block_dim\": " + std::to_string(r.blockDim) +
-           ", \"blocks_run\": " + std::to_string(r.blocksRun) + ", \"slowest_block\": " +
-           std::to_string(r.slowestBlock) + ", \"slowest_cycles\": " + JsonNum(r.slowestCycles) +
-           ", \"clock_ghz\": " + JsonNum(r.clockGHz) + ", \"launch_us\": " + JsonNum(r.launchUs) +
-           ", \"estimate_us\": " + JsonNum(r.estimateUs) + ", \"busy_cycles\": {";
-    for (int p = 0; p < amct_sim::cost::kPipes; ++p) {
-      out += std::string(p ? ", " : "") + JsonString(amct_sim::cost::PipeName(p)) + ": " + JsonNum(r.busy[p]);
-    }
-    out += "}, \"ops\": {";
-    for (int p = 0; p < amct_sim::cost::kPipes; ++p) {
-      out += std::string(p ? ", " : "") + JsonString(amct_sim::cost::PipeName(p)) + ": " + std::to_string(r.ops[p]);
-    }
-    out += "}}";
+    out += RecordJson(r);
   }
   return out + "]";
+}
+
+// The NPU estimate of a plain matmul (m, k) x (k, n) -> (m, n) in bf16 or half through the
+// emulated Matmul API (common/op_kernel/amct_matmul_estimate.cpp), cost-only: the operands are
+// never allocated (a GM region is registered at an address nothing dereferences), so any shape
+// runs in seconds. One launch record as JSON. The tiling is the build arch's.
+std::string simMatmulEstimate(const std::string& soc, int64_t m, int64_t k, int64_t n, const std::string& dtype) {
+  const amct_sim::cost::ArchTable& table = costTable(soc);
+  TORCH_CHECK(m > 0 && k > 0 && n > 0 && m <= (1 << 30) && k <= (1 << 30) && n <= (1 << 30),
+              "_sim_matmul_estimate: m, k, n must be in [1, 2^30], got ", m, ", ", k, ", ", n);
+  TORCH_CHECK(dtype == "bfloat16" || dtype == "float16", "_sim_matmul_estimate: dtype must be bfloat16 or float16, got ",
+              dtype);
+  TORCH_CHECK(amct_sim_state_cost_get(nullptr) == 0, "_sim_matmul_estimate: the cost model is already on (_sim_cost_begin)");
+  const uint32_t aic = static_cast<uint32_t>(table.aicCores.value);
+  matmul_tiling::MultiCoreMatmulTiling tiler;
+  namespace mt = matmul_tiling;
+  const mt::DataType dt = dtype == "bfloat16" ? mt::DataType::DT_BF16 : mt::DataType::DT_FLOAT16;
+  tiler.SetDim(static_cast<int32_t>(aic));
+  tiler.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, dt);
+  tiler.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, dt);
+  tiler.SetCType(mt::TPosition::GM, mt::CubeFormat::ND, dt);
+  tiler.SetShape(static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k));
+  tiler.SetOrgShape(static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k));
+  tiler.SetBufferSpace(-1, -1, -1);
+  TCubeTiling tiling;
+  TORCH_CHECK(tiler.GetTiling(tiling) == 0, "_sim_matmul_estimate: GetTiling failed");
+  const uint64_t aBytes = static_cast<uint64_t>(m) * k * 2, bBytes = static_cast<uint64_t>(k) * n * 2;
+  const uint64_t bytes = aBytes + bBytes + static_cast<uint64_t>(m) * n * 2;
+  uint8_t* base = reinterpret_cast<uint8_t*>(uintptr_t{1} << 46);  // never dereferenced in cost-only mode
+  const amct_sim::PlatformFacts saved = amct_sim::GetPlatform();
+  amct_sim::SetPlatform(static_cast<int64_t>(table.aivCores.value), 0);
+  std::string out;
+  try {
+    amct_sim::GmScope scope{{base, bytes, true}, {&tiling, sizeof(tiling), false}};
+    amct_sim::CostStart(table.arch, 0, true);
+    amct_matmul_estimate_launch(static_cast<uint32_t>(tiling.usedCoreNum), nullptr, base, base + aBytes,
+                                base + aBytes + bBytes, reinterpret_cast<uint8_t*>(&tiling), dtype == "bfloat16" ? 0 : 1);
+    const std::vector<amct_sim::CostRecord> recs = amct_sim::CostStop();
+    TORCH_CHECK(recs.size() == 1, "_sim_matmul_estimate: expected one launch record, got ", recs.size());
+    out = RecordJson(recs[0]);
+  } catch (...) {
+    amct_sim::CostStop();
+    amct_sim::SetPlatform(static_cast<int64_t>(saved.aivCores), static_cast<int64_t>(saved.ubBytes));
+    throw;
+  }
+  amct_sim::SetPlatform(static_cast<int64_t>(saved.aivCores), static_cast<int64_t>(saved.ubBytes));
+  return out;
 }
 
 std::string simCostTable(const std::string& soc) { return amct_sim::cost::TableJson(costTable(soc)); }
@@ -114,7 +171,8 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_sim_get_modes() -> int[]", &simGetModes);
   m.def("_device_uploads_test(Tensor[] tilings, Tensor[] constants) -> int[]", &deviceUploadsTest);
   m.def("_cpu_capability(str? force=None) -> str[]", &cpuCapability);
-  m.def("_sim_cost_begin(str soc, int sample_blocks=0) -> ()", &simCostBegin);
+  m.def("_sim_cost_begin(str soc, int sample_blocks=0, bool cost_only=False) -> ()", &simCostBegin);
   m.def("_sim_cost_end() -> str", &simCostEnd);
   m.def("_sim_cost_table(str soc) -> str", &simCostTable);
+  m.def("_sim_matmul_estimate(str soc, int m, int k, int n, str dtype=\"bfloat16\") -> str", &simMatmulEstimate);
 }

@@ -323,6 +323,14 @@ void OnAic(GuardData& d, const Body& body) {
   });
 }
 
+// Init plus both operands: the common start of the guard scenarios.
+template <class M, class G>
+void Ready(M& mm, GuardData& d, const G& ga, const G& gb) {
+  mm.Init(&d.t);
+  mm.SetTensorA(ga);
+  mm.SetTensorB(gb);
+}
+
 void TestMatmulGuards() {
   GuardData d;
   using Mm = Matmul<ABf16, BBf16, CF32>;
@@ -349,9 +357,7 @@ void TestMatmulGuards() {
   ExpectError("matmul_guard_after_end", {"after End"}, [&] {
     OnAic(d, [&](auto& ga, auto& gb, auto& gc) {
       Mm mm;
-      mm.Init(&d.t);
-      mm.SetTensorA(ga);
-      mm.SetTensorB(gb);
+      Ready(mm, d, ga, gb);
       mm.IterateAll(gc);
       mm.End();
       mm.IterateAll(gc);
@@ -434,9 +440,7 @@ void TestMatmulGuards() {
       GlobalTensor<float> small;
       small.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.c.data()), 100);
       Mm mm;
-      mm.Init(&d.t);
-      mm.SetTensorA(ga);
-      mm.SetTensorB(gb);
+      Ready(mm, d, ga, gb);
       mm.IterateAll(small);
     });
   });
@@ -452,9 +456,7 @@ void TestMatmulGuards() {
   ExpectError("matmul_guard_get_tensor_c_without_iterate", {"call Iterate() first"}, [&] {
     OnAic(d, [&](auto& ga, auto& gb, auto& gc) {
       Mm mm;
-      mm.Init(&d.t);
-      mm.SetTensorA(ga);
-      mm.SetTensorB(gb);
+      Ready(mm, d, ga, gb);
       mm.GetTensorC(gc);
     });
   });
@@ -576,6 +578,27 @@ void TestMixMode2Pipeline() {
   bool ok = true;
   for (int i = 0; i < 128; ++i) ok = ok && out[i] == 2.0f * (static_cast<float>(i) + 1.0f);
   Check("mix_mode2_orders_aic_and_aivs", ok);
+}
+
+// The setter may finish before the waiters wake up: that is no deadlock (repeated to meet the race).
+void TestMixSetterFinishesFirst() {
+  amct_sim::GmScope scope{};
+  bool ok = true;
+  for (int rep = 0; rep < 30 && ok; ++rep) {
+    try {
+      amct_sim::LaunchMix("setter_first", 2, 2, [&] {
+        if ASCEND_IS_AIC {
+          CrossCoreSetFlag<2, PIPE_FIX>(9);
+        } else {
+          CrossCoreWaitFlag(9);
+        }
+      });
+    } catch (const amct_sim::SimError& e) {
+      ok = false;
+      std::printf("  [mix_setter_returns_before_waiters_wake] %s\n", e.what());
+    }
+  }
+  Check("mix_setter_returns_before_waiters_wake", ok);
 }
 
 void TestMixModes01() {
@@ -806,6 +829,7 @@ int main() {
   TestMixQueries();
   TestMixMode2Pipeline();
   TestMixModes01();
+  TestMixSetterFinishesFirst();
   TestMixGuards();
   TestCubeCost();
   return simtest::Finish();

@@ -388,7 +388,7 @@ def argparse_type(parse):
 # stream. These are estimates of cost model version N, never measurements.
 
 NPU_SOCS = ("ascend910b", "ascend950")
-ESTIMATE_PIPES = ("S", "V", "MTE2", "MTE3")
+ESTIMATE_PIPES = ("S", "V", "MTE2", "MTE3", "MTE1", "M", "FIX")  # MTE1/M/FIX: the cube (MIX kernels)
 
 
 def npu_cost_table(soc):
@@ -408,8 +408,10 @@ def _build_arch_ub():
     return arch, (253952 if arch == "dav-3510" else 196608)
 
 
-def estimate_launches(fn, soc, sample_blocks=0):
-    """Runs ``fn()`` once with the cost model on for ``soc``: the list of launch records."""
+def estimate_launches(fn, soc, sample_blocks=0, cost_only=False):
+    """Runs ``fn()`` once with the cost model on for ``soc``: the list of launch records.
+
+    cost_only: the Matmul API skips its arithmetic (outputs are garbage), for large cube shapes."""
     import json
 
     import torch
@@ -421,7 +423,7 @@ def estimate_launches(fn, soc, sample_blocks=0):
     cores = int(table["aiv_cores"]["value"])
     ub = min(int(table["ub_bytes"]["value"]), build_ub)
     with _sim.sim_platform(cores, ub):
-        torch.ops.amct._sim_cost_begin(soc, int(sample_blocks))
+        torch.ops.amct._sim_cost_begin(soc, int(sample_blocks), bool(cost_only))
         try:
             fn()
         finally:
@@ -443,13 +445,13 @@ def _estimate_rows(label, records):
         rows.append([label, r["kernel"], r["block_dim"], sampled, r["estimate_us"], bound_pipe(r), *shares])
     if len(records) > 1:
         total = sum(r["estimate_us"] for r in records)
-        rows.append([label, f"all {len(records)} launches (serial)", "", "", total, "", "", "", "", ""])
+        rows.append([label, f"all {len(records)} launches (serial)", "", "", total, ""] + [""] * len(ESTIMATE_PIPES))
     if not records:
-        rows.append([label, "no kernel launch", "", "", "n/a", "", "", "", "", ""])
+        rows.append([label, "no kernel launch", "", "", "n/a", ""] + [""] * len(ESTIMATE_PIPES))
     return rows
 
 
-def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0):
+def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0, cost_only=False):
     """Estimate every case (label, fn) on ``args.soc``: {"tables", "notes", "results"}."""
     soc = args.soc
     table = npu_cost_table(soc)
@@ -457,7 +459,7 @@ def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0):
     sample = args.sample_blocks if args.sample_blocks is not None else sample_blocks
     rows, results = [], []
     for label, fn in cases:
-        records = estimate_launches(fn, soc, sample)
+        records = estimate_launches(fn, soc, sample, cost_only or bool(getattr(args, "cost_only", False)))
         rows += _estimate_rows(label, records)
         results += [{"case": label, **r} for r in records]
     cores = int(table["aiv_cores"]["value"])
@@ -465,7 +467,8 @@ def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0):
     out_notes = [
         f"ESTIMATES of the kernel sim's NPU cost model version {table['model_version']} for {table['chip']} "
         "(never measurements: no NPU ran). Time = the slowest core's timeline plus "
-        f"{table['launch_us']['value']:g} us launch; S/V/MTE2/MTE3 = each pipe's busy share of that core's time; "
+        f"{table['launch_us']['value']:g} us launch; S/V/MTE2/MTE3 (vector core) and MTE1/M/FIX (cube) = each "
+        "pipe's busy share of the slowest core's time (MIX kernels: the busiest core of each pipe); "
         "bound = the busiest pipe.",
         f"tiling as on the NPU: {cores} AIV cores, {ub} B UB per core (the sim platform during the estimate).",
     ]

@@ -711,6 +711,9 @@ def _bench_parser(pkg, mod):
                    help="SOC of --npu-estimate (default: this build's, else ascend910b)")
     p.add_argument("--sample-blocks", type=int, default=None,
                    help="--npu-estimate: emulate only about this many blocks per launch (default: the benchmark's)")
+    p.add_argument("--cost-only", action="store_true",
+                   help="--npu-estimate: the cube's Matmul API times its work but skips the arithmetic (outputs "
+                        "are garbage; for large matmul shapes)")
     add = getattr(mod, "add_arguments", None)
     if add is not None:
         add(p)
