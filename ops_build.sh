@@ -197,6 +197,7 @@ REVISION="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown
 if [ "$REVISION" != "unknown" ] && [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
     REVISION="$REVISION-dirty"
 fi
+AMCT_COMMON_BUILD="$ROOT/common/$BUILD_DIR_NAME" \
 "$PYTHON" - "$STAGE" "$VERSION" "$SOC" "$NPU_ARCH" "$BACKEND" "$REVISION" "$ALL_OPS" <<'PYEOF'
 import json, os, sys, sysconfig, subprocess
 import torch
@@ -211,8 +212,14 @@ try:
     compiler = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
 except Exception:
     compiler = cxx
+# NPU builds: the bisheng flags of the kernels (written by common/CMakeLists.txt); "" for CPU builds.
+kernel_flags = ""
+flags_file = os.path.join(os.environ["AMCT_COMMON_BUILD"], "amct_kernel_flags.txt")
+if backend == "npu" and os.path.isfile(flags_file):
+    kernel_flags = open(flags_file).read().strip()
 info = {"version": version, "soc": soc, "backend": backend, "npu_arch": npu_arch,
         "torch_version": torch.__version__, "compiler": compiler, "revision": revision,
+        "kernel_flags": kernel_flags,
         "libraries": libraries}
 with open(os.path.join(stage, "_build_info.py"), "w") as f:
     f.write('"""Written by ops_build.sh: what this build of amct_ops contains."""\n')

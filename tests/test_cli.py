@@ -113,7 +113,8 @@ class SelftestTest(unittest.TestCase):
     def test_cpu_selftest_json(self):
         rc, out, err = run("selftest_json")
         d = json.loads(out)  # stdout is exactly one JSON object
-        self.assertEqual(set(d), {"requested_device", "hardware_path_verified", "environment", "results"})
+        self.assertEqual(set(d), {"requested_device", "hardware_path_verified", "environment", "probe", "results"})
+        self.assertEqual(d["probe"]["source"], "kernel sim")  # its fields: tests/test_probe.py
         self.assertEqual(d["requested_device"], "cpu")
         self.assertIs(d["hardware_path_verified"], False)
         env = d["environment"]

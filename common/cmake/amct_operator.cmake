@@ -38,6 +38,9 @@ set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_CXX_EXTENSIONS OFF)
 set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 set(AMCT_COMMON_DIR "${AMCT_ROOT}/common")
+# Our bisheng options for every AscendC kernel (common/CMakeLists.txt records them, with CMake's
+# ASC flags, for the build info: whether --cce-auto-sync was given is part of what selftest reports).
+set(AMCT_KERNEL_FLAGS --npu-arch=${AMCT_NPU_ARCH} -DASCENDC_DUMP=0)
 # ops_build.sh --sanitize builds into build-sanitize/ directories (AMCT_BUILD_DIR_NAME).
 if(NOT DEFINED AMCT_BUILD_DIR_NAME)
   set(AMCT_BUILD_DIR_NAME build)
@@ -217,7 +220,7 @@ function(amct_add_operator op)
     amct_use_cann(${_npu})
     target_include_directories(${_npu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
                                "${AMCT_COMMON_DIR}/op_kernel")
-    target_compile_options(${_npu} PRIVATE $<$<COMPILE_LANGUAGE:ASC>:--npu-arch=${AMCT_NPU_ARCH} -DASCENDC_DUMP=0>)
+    target_compile_options(${_npu} PRIVATE $<$<COMPILE_LANGUAGE:ASC>:${AMCT_KERNEL_FLAGS}>)
     # Host code (validation, tiling, LUTs) lives in the CPU library; the NPU one reuses it.
     target_link_libraries(${_npu} PRIVATE ${_cpu} "${AMCT_COMMON_BUILD_DIR}/libamct_common_npu.so")
     amct_link_common(${_npu})

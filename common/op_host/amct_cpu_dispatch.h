@@ -13,8 +13,36 @@
 
 #include <string>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 namespace amct {
 namespace cpu {
+
+// For its lifetime, the calling thread computes with IEEE subnormals: the x86 flush-to-zero
+// (MXCSR bit 15) and denormals-are-zero (bit 6) modes, which torch.set_flush_denormal(True) sets,
+// are cleared, and the caller's MXCSR is restored afterwards. The native MXFP4 kernels need exact
+// subnormals (docs/errors.md, "flush-denormal mode"). Covers the calling thread, which runs the
+// kernels' parallel work inline or as one of ATen's workers; other workers keep their own MXCSR.
+// No-op off x86.
+class IeeeSubnormals {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  IeeeSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ & ~kFlushBits); }
+  ~IeeeSubnormals() { _mm_setcsr(saved_); }
+
+ private:
+  static constexpr unsigned kFlushBits = (1u << 15) | (1u << 6);
+  unsigned saved_;
+#else
+  IeeeSubnormals() {}
+#endif
+
+ public:
+  IeeeSubnormals(const IeeeSubnormals&) = delete;
+  IeeeSubnormals& operator=(const IeeeSubnormals&) = delete;
+};
 
 enum class Capability : int { kDefault = 0, kAvx2 = 1, kAvx512 = 2 };
 

@@ -6,8 +6,9 @@
 //   out[4] fp32 2^-20 narrowed by Cast float->half CAST_RINT (bits; 0x0010 exact, 0 if flushed)
 //   out[5] fp32 2^-130 (subnormal input) * 2^10 by Mul (bits; 0x03800000 exact, 0 if flushed)
 // Every scalar <-> pipe ordering is an explicit flag, so the kernel runs with or without
-// auto-sync. Results are meant for `selftest --device npu`; in the sim they follow the
-// emulated hardware modes (tests/sim/test_probe_kernel.cpp).
+// auto-sync. Results are meant for `selftest --device npu` (docs/npu.md: the op _probe, decoded by
+// amct_ops._probe); in the sim (_probe_emulated) they follow the emulated hardware modes
+// (tests/sim/test_probe_kernel.cpp, tests/test_probe.py).
 #include "kernel_operator.h"
 #include "amct_kernel_common.h"
 

@@ -23,6 +23,9 @@
 // (t >= 0), divisions by 2^de are multiplications by exact powers of two, 1/S is one Div.
 // Sign and zero-ness come from the bits of the masked value (sign bit set and magnitude bits
 // non-zero), so -0.0 gives +0.0 and no denormal flush can flip a signed zero.
+// Subnormals: fp16 inputs widen exactly by integer bit operations (amct_kernel::WidenExact) and
+// fp16 outputs narrow through amct_kernel::NarrowToHalfExact (subnormal results from their bits),
+// so results do not depend on whether the device flushes subnormal vector operands.
 #include "kernel_operator.h"
 #include "amct_kernel_common.h"
 #include "hifloat4_cast_tiling.h"
@@ -124,6 +127,20 @@ class Common {
     for (uint32_t i = 0; i < n; i += kGatherChunk) {
       uint32_t len = n - i < kGatherChunk ? n - i : kGatherChunk;
       Gather(dst[i], groups, off[i], 0u, len);
+    }
+  }
+
+  // y = v rounded to nearest even (v is consumed, scratch and mask are work space): fp16 through
+  // amct_kernel::NarrowToHalfExact (its subnormal results must not be flushed), bf16 by the Cast
+  // (every bf16 result here is normal).
+  template <typename TOut>
+  static __aicore__ inline void NarrowOutput(const LocalTensor<TOut>& y, const LocalTensor<float>& v,
+                                             const LocalTensor<float>& scratch, const LocalTensor<uint8_t>& mask,
+                                             uint32_t n) {
+    if constexpr (amct_kernel::IsHalf<TOut>::value) {
+      amct_kernel::NarrowToHalfExact(y, v, scratch, mask, n);
+    } else {
+      Cast(y, v, RoundMode::CAST_RINT, n);
     }
   }
 
@@ -329,7 +346,12 @@ class Quantiser : public Common {
       return abs.template ReinterpretCast<float>();
     } else {
       LocalTensor<float> a = aBuf_.Get<float>();
-      Cast(a, abs.template ReinterpretCast<T>(), RoundMode::CAST_NONE, n);
+      if constexpr (amct_kernel::IsHalf<T>::value) {
+        // Exact for subnormals too, without a Cast that could flush them (abs is free after this).
+        amct_kernel::WidenExact(a, abs.template ReinterpretCast<half>(), w2Buf_.Get<float>(), n);
+      } else {
+        Cast(a, abs.template ReinterpretCast<T>(), RoundMode::CAST_NONE, n);  // bf16: code 0 below 2^-126 anyway
+      }
       return a;
     }
   }
@@ -496,7 +518,7 @@ class Quantiser : public Common {
       Or(y.template ReinterpretCast<uint16_t>(), y.template ReinterpretCast<uint16_t>(), sign16, 2 * cnt);
     } else {
       Mul(c, c, f, cnt);
-      Cast(y, c, RoundMode::CAST_RINT, n);  // fp16: RNE onto the subnormal grid; bf16: exact
+      NarrowOutput(y, c, f, cleanBuf_.Get<uint8_t>(), n);  // fp16: RNE onto the subnormal grid; bf16: exact
       Or(y.template ReinterpretCast<uint16_t>(), y.template ReinterpretCast<uint16_t>(), sign16, cnt);
     }
     if (AnyPoison(u)) {
@@ -803,7 +825,7 @@ class Unpacker : public Common {
       Mul(y, code, factor, cnt);  // exact; (-0) * F = -0
     } else {
       Mul(code, code, factor, cnt);
-      Cast(y, code, RoundMode::CAST_RINT, n);
+      NarrowOutput(y, code, factor, cleanBuf_.Get<uint8_t>(), n);
     }
     if (anyPoison) {
       LocalTensor<float> poisonG = G(kUPoison);

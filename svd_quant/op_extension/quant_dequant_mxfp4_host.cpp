@@ -86,6 +86,7 @@ at::Tensor runNative(const at::Tensor& x, int64_t rowLength, const Params& p) {
   at::Tensor out = emptyLike(x);
   if (x.numel() == 0) return out;
   const at::Tensor in = x.contiguous();
+  const amct::cpu::IeeeSubnormals ieee;  // whatever the caller's FTZ/DAZ modes
   kernelsForThisCpu().run(in.data_ptr(), out.data_ptr(), nativeDtype(x.scalar_type()), in.numel() / rowLength,
                           rowLength, p);
   return out;

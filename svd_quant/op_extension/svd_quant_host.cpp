@@ -141,6 +141,7 @@ void runNativeQuantizer(const at::Tensor& x, Mxfp4RoundMode mode, uint8_t* codes
   const int64_t k = x.size(-1);
   const QuantizeJob job{x.data_ptr(), codes, scales, BlockRows{x.numel() / k, k / kBlock, scaleRowStride},
                         dtypeOf(x.scalar_type()), mode};
+  const amct::cpu::IeeeSubnormals ieee;  // whatever the caller's FTZ/DAZ modes
   mxfp4KernelsForThisCpu().quantize(job);
 }
 
@@ -233,6 +234,7 @@ void runNativeDequantizer(const at::Tensor& codes, const at::Tensor& scales, int
   const DequantizeJob job{bytePtr(codes), bytePtr(scales), out.data_ptr(),
                           BlockRows{codes.numel() / half, 2 * half / kBlock, scaleRowStride},
                           dtypeOf(out.scalar_type())};
+  const amct::cpu::IeeeSubnormals ieee;  // whatever the caller's FTZ/DAZ modes
   mxfp4KernelsForThisCpu().dequantize(job);
 }
 
@@ -328,7 +330,6 @@ uint64_t ubBytes(Mxfp4Dtype dtype, uint32_t tileBlocks) {
   if (sz != 4) bytes += rup32(4 * n);                                     // the fp32 widening
   bytes += 3 * rup32(4 * n);                                              // three fp32 work buffers
   bytes += rup32(kBlockSlots * u * 4);                                    // block-level slots
-  bytes += rup32(n / 8);                                                  // the "floor" sign mask
   return bytes;
 }
 

@@ -14,11 +14,14 @@
 //            or 0xFF when E = 255; the multiplier 2^(129 - Ec) (bits (256 - Ec) << 23); the keep
 //            word of the block, all ones when it is finite, else 0 (one 32-bit Select mask word
 //            covers its 32 elements, so no mask needs broadcasting).
-//   element  widen to fp32 (exact); elements of non-finite blocks replaced by +0 (Select with the
+//   element  widen to fp32 (exact, subnormals included, by integer bit operations:
+//            amct_kernel::WidenTile); elements of non-finite blocks replaced by +0 (Select with the
 //            keep words, only in tiles that have such a block: a WholeReduceMax of the block
 //            maxima and one scalar read); the multipliers broadcast by contiguous Brcb;
 //            a = |x * 2^(129 - Ec)| (exact but for products below 2^-126, which only need their
-//            sign); the code magnitude is the rounding of the piecewise-linear
+//            sign): for fp16 a float Mul (every operand and product is normal), for bf16/fp32
+//            exponent-field arithmetic on the bits (amct_kernel::ScaleByPowerOfTwo), since their
+//            subnormal inputs can give non-zero codes; the code magnitude is the rounding of the piecewise-linear
 //            c = min(2a, a + 2, a / 2 + 4, 7): each piece maps its part of the E2M1 grid (steps
 //            0.5, 1, 2) onto consecutive integers, so Cast fp32 -> int32 in the round mode makes
 //            exactly the decisions of A2 step 6 (ties and directions included; 7 = 6.0 saturates).
@@ -30,9 +33,10 @@
 //
 // Non-finite blocks: their elements are +0 before anything else touches them, so every
 // intermediate is finite and their codes come out 0 (spec A2 step 1). Sign bits come from the kept
-// value, so -0 gives code 8. "floor" rounds c down where x >= 0 and up where x < 0, with c raised
-// to the smallest subnormal first so that a non-zero x whose product underflowed still gets
-// magnitude 0.5 (A2 step 5).
+// value, so -0 gives code 8. "floor" rounds c down where x >= 0 and up, to at least 1, where x < 0
+// (from the bits of x), so that a non-zero x whose product underflowed still gets magnitude 0.5
+// (A2 step 5). No float operation meets a subnormal operand whose value matters, so the codes do
+// not depend on whether the device flushes subnormals (tests/test_hardware_modes.py).
 #pragma once
 
 #include "kernel_operator.h"
@@ -51,8 +55,6 @@ using amct_kernel::WaitForPipe;
 constexpr uint32_t kBlock = amct_mxfp4::kMxBlock;
 constexpr uint32_t kQuantum = amct_mxfp4::kMxTileQuantum;
 constexpr uint32_t kMaxRepeat = 255;              // repeats per repeat-form call
-constexpr float kTinyPositive = 1.40129846e-45f;  // 2^-149, the smallest fp32 subnormal
-constexpr uint32_t kExponentBits = 0x7F800000u;
 
 // Block-level slots (tileBlocks 32-bit values each).
 enum BlockSlot : uint32_t {
@@ -69,6 +71,10 @@ __aicore__ inline uint32_t MinU(uint32_t a, uint32_t b) { return a < b ? a : b; 
 
 template <typename T>
 class Quantiser {
+  // fp16 widens to normal fp32 values only: its scaling is a float Mul; bf16/fp32 may hold
+  // subnormals and scale by integer exponent arithmetic.
+  static constexpr bool kHalf = amct_kernel::IsHalf<T>::value;
+
  public:
   // The UB buffers for tiles of tileBlocks blocks (a multiple of kMxTileQuantum). The host's
   // ubBytes() mirrors this list (svd_quant_host.cpp).
@@ -86,7 +92,6 @@ class Quantiser {
     pipe->InitBuffer(w2Buf_, n * 4);
     pipe->InitBuffer(w3Buf_, n * 4);
     pipe->InitBuffer(blockBuf_, kBlockSlots * U_ * 4);
-    pipe->InitBuffer(maskBuf_, n / 8);
   }
 
   // The run to quantize: range.length blocks from input + range.start blocks, written to codes and
@@ -133,20 +138,9 @@ class Quantiser {
     const int32_t bc = static_cast<int32_t>(blocks);
     // The exponent-field pattern is filled per tile into scratch: a constant buffer would cost
     // a quarter of the tile.
-    LocalTensor<float> e = w1Buf_.Get<float>();
-    LocalTensor<float> pattern = w2Buf_.Get<float>();
-    Duplicate(U32(pattern), kExponentBits, static_cast<int32_t>(blocks * kBlock));
-    And(U16(e), U16(x), U16(pattern), static_cast<int32_t>(2 * blocks * kBlock));
     LocalTensor<float> big = B(kBMax);
-    for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
-      const uint32_t rep = MinU(blocks - b, kMaxRepeat);
-      ReduceEachRepeat<Reduce::kMax>(big[b], e[b * kBlock], int32_t(kBlock), static_cast<int32_t>(rep), 1, 1, 4,
-                                     ReduceOrder::ORDER_ONLY_VALUE);
-    }
-    LocalTensor<float> tileMax = TileMaximum(big, blocks);
-    WaitForPipe<HardEvent::V_S>();  // explicit: the kernel does not rely on bisheng's auto-sync
-    hasNonFinite_ = U32(tileMax).GetValue(0) == kExponentBits;
-    WaitForPipe<HardEvent::S_V>();  // the next tile's vector ops overwrite the maximum
+    amct_kernel::LargestExponentOfEachBlock(big, x, w2Buf_.Get<float>(), w1Buf_.Get<float>(), blocks);
+    hasNonFinite_ = amct_kernel::TileHasNonFinite(big, w3Buf_.Get<float>(), blocks);
     LocalTensor<int32_t> ec = I32(B(kBClamp));
     ShiftRight(U32(B(kBClamp)), U32(big), uint32_t(23), bc);  // E (the max is never negative)
     LocalTensor<int32_t> keep = I32(B(kBKeep));
@@ -163,23 +157,14 @@ class Quantiser {
     Muls(mul, ec, int32_t(-1), bc);
     Adds(mul, mul, int32_t(256), bc);                     // the multiplier's exponent field 256 - Ec
     ShiftLeft(U32(B(kBMul)), U32(B(kBMul)), uint32_t(23), bc);  // 2^(129 - Ec), a normal float
+    // bf16/fp32: the exponent-field offset (129 - Ec) << 23 instead, for the integer scaling.
+    if constexpr (!kHalf) Adds(mul, mul, -(int32_t(127) << 23), bc);
     LocalTensor<float> sbFloat = big;                     // the block maxima are no longer needed
     Cast(sbFloat, sb, RoundMode::CAST_RINT, blocks);      // 0..255: exact
     LocalTensor<float> clampSlot = B(kBClamp);
     LocalTensor<half> sbHalf = clampSlot.ReinterpretCast<half>();  // Ec is no longer needed
     Cast(sbHalf, sbFloat, RoundMode::CAST_RINT, blocks);
     Cast(scale, sbHalf, RoundMode::CAST_RINT, blocks);
-  }
-
-  // Element 0 of the result = the largest of the block maxima (blocks <= 64 * 64): the tile has a
-  // non-finite block iff it is +Inf, and then only its elements need zeroing (one scalar read).
-  __aicore__ inline LocalTensor<float> TileMaximum(const LocalTensor<float>& big, uint32_t blocks) {
-    LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
-    LocalTensor<float> total = partial[64];
-    const int32_t groups = static_cast<int32_t>(blocks / 64);
-    ReduceEachRepeat<Reduce::kMax>(partial, big, int32_t(64), groups, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    ReduceEachRepeat<Reduce::kMax>(total, partial, groups, 1, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    return total;
   }
 
   // dst[i] = B(kBMul)[i / 32]: Brcb gives every value a 32-B block (8 copies), GatherMask keeps 4
@@ -212,21 +197,23 @@ class Quantiser {
     LocalTensor<uint8_t> scale = scaleQueue_.template AllocTensor<uint8_t>();
     LocalTensor<uint8_t> bytes = codeQueue_.template AllocTensor<uint8_t>();
     LocalTensor<T> in = inQueue_.template DeQue<T>();
-    LocalTensor<float> x = amct_kernel::WidenTile(in, wideBuf_, u * kBlock, n);  // zero-padded to the quantum
-    BlockScales(x, scale, blocks);
-    scaleQueue_.EnQue(scale);
     LocalTensor<float> w1 = w1Buf_.Get<float>();
     LocalTensor<float> w2 = w2Buf_.Get<float>();
     LocalTensor<float> w3 = w3Buf_.Get<float>();
+    LocalTensor<float> x = amct_kernel::WidenTile(in, wideBuf_, w1, u * kBlock, n);  // zero-padded to the quantum
+    BlockScales(x, scale, blocks);
+    scaleQueue_.EnQue(scale);
     if (hasNonFinite_) {
       LocalTensor<float> keepWords = B(kBKeep);
       Select(x, keepWords.ReinterpretCast<uint8_t>(), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
     }
-    LocalTensor<uint8_t> negative = maskBuf_.Get<uint8_t>();
-    if (mode_ == amct_mxfp4::kFloor) Compares(negative, x, 0.0f, CMPMODE::LT, n);
     BroadcastMultipliers(w2, w1, blocks);
-    Mul(w2, x, w2, cnt);
-    Abs(w2, w2, cnt);  // a
+    if constexpr (kHalf) {
+      Mul(w2, x, w2, cnt);  // normal operands, normal products (|y| >= 2^-37)
+      Abs(w2, w2, cnt);     // a
+    } else {
+      amct_kernel::ScaleByPowerOfTwo(w2, x, w2, w1, n);  // a, exact from 2^-126 on
+    }
     if constexpr (sizeof(T) == 4) RoundToOddHalf(w2, w1, n);
     // c = min(2a, a + 2, a / 2 + 4, 7) = min(a + min(a, 2), a / 2 + 4, 7).
     Mins(w3, w2, 2.0f, cnt);
@@ -235,7 +222,7 @@ class Quantiser {
     Adds(w1, w1, 4.0f, cnt);
     Min(w3, w3, w1, cnt);
     Mins(w3, w3, 7.0f, cnt);
-    RoundToCode(I32(w1), w3, w2, negative, n);
+    RoundToCode(I32(w1), w3, w2, x, n);
     // code |= sign bit << 3.
     LocalTensor<uint32_t> sign = U32(w2);
     ShiftRight(sign, U32(x), uint32_t(31), cnt);
@@ -254,21 +241,31 @@ class Quantiser {
     Cast(a, narrow, RoundMode::CAST_NONE, n);
   }
 
-  // code = c rounded to an integer as A2 step 6 says for this round mode.
+  // code = c rounded to an integer as A2 step 6 says for this round mode. c is consumed.
   __aicore__ inline void RoundToCode(const LocalTensor<int32_t>& code, const LocalTensor<float>& c,
-                                     const LocalTensor<float>& tmp, const LocalTensor<uint8_t>& negative,
-                                     uint32_t n) {
+                                     const LocalTensor<float>& tmp, const LocalTensor<float>& x, uint32_t n) {
     if (mode_ == amct_mxfp4::kRound) {
       Cast(code, c, RoundMode::CAST_ROUND, n);
     } else if (mode_ == amct_mxfp4::kRint) {
       Cast(code, c, RoundMode::CAST_RINT, n);
     } else {
-      // Toward -inf on the signed value: floor of c where x >= 0, ceil of c where x < 0.
+      // Toward -inf on the signed value: floor of c where x >= 0; where x < 0 (decided on the
+      // bits of x, never on an underflowed product), ceil of c but at least 1 (A2 step 5):
+      // code = floor + [x < 0] * (max(ceil, 1) - floor), in integers.
+      const int32_t cnt = static_cast<int32_t>(n);
+      LocalTensor<int32_t> diff = I32(tmp);
+      LocalTensor<int32_t> flag = I32(c);
       Cast(code, c, RoundMode::CAST_FLOOR, n);
-      Maxs(c, c, kTinyPositive, static_cast<int32_t>(n));
-      Cast(I32(tmp), c, RoundMode::CAST_CEIL, n);
-      LocalTensor<float> codeBits = code.template ReinterpretCast<float>();
-      Select(codeBits, negative, tmp, codeBits, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+      Cast(diff, c, RoundMode::CAST_CEIL, n);
+      Maxs(diff, diff, int32_t(1), cnt);
+      Sub(diff, diff, code, cnt);
+      ShiftLeft(U32(c), U32(x), uint32_t(1), cnt);
+      ShiftRight(U32(c), U32(c), uint32_t(1), cnt);
+      Mins(flag, flag, int32_t(1), cnt);  // x != +-0
+      Mul(diff, diff, flag, cnt);
+      ShiftRight(U32(c), U32(x), uint32_t(31), cnt);  // the sign bit
+      Mul(diff, diff, flag, cnt);
+      Add(code, code, diff, cnt);
     }
   }
 
@@ -327,7 +324,6 @@ class Quantiser {
   TBuf<TPosition::VECCALC> w2Buf_;
   TBuf<TPosition::VECCALC> w3Buf_;
   TBuf<TPosition::VECCALC> blockBuf_;
-  TBuf<TPosition::VECCALC> maskBuf_;
 };
 
 }  // namespace amct_mxfp4_kernel

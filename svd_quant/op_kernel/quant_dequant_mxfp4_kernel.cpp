@@ -2,6 +2,11 @@
 // quant_dequant_mxfp4), one AscendC vector kernel. Compiled by bisheng for dav-2201 and dav-3510
 // and, on every machine, by g++ against the kernel sim (the private op _quant_dequant_mxfp4_emulated).
 //
+// Subnormals: the widening is exact by integer bit operations (amct_kernel::WidenTile) and |x| is
+// taken from the bits, so a device that flushes subnormal float operands changes nothing: the
+// only float operations that can meet one (the block maximum, |x| * 2^-E) concern elements whose
+// q is 0 anyway.
+//
 // Data: a flat run of 32-element blocks (fp16, bf16 or fp32), float32 out. Per tile, one vector op
 // per stage over the tile or over its block values; every stage is exact:
 //
@@ -37,7 +42,6 @@ constexpr uint32_t kBlock = amct_qdq::kQdqBlock;
 constexpr uint32_t kQuantum = amct_qdq::kQdqTileQuantum;
 constexpr uint32_t kMaxRepeat = 255;      // repeats per repeat-form call
 constexpr uint32_t kGatherChunk = 8192;   // elements per Gather call (dav-2201: fewer than 256 * 64)
-constexpr uint32_t kExponentBits = 0x7F800000u;
 constexpr uint32_t kQuietNan = 0x7FC00000u;
 constexpr int32_t kMinExponent = -30;
 constexpr int32_t kMaxExponent = 130;     // beyond it q = 0 for every float32 x
@@ -117,42 +121,16 @@ class QuantDequant {
     inQueue_.EnQue(x);
   }
 
-  // dst[b] = max of src[32 b .. 32 b + 31] (float values, no NaN).
-  __aicore__ inline void BlockMax(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t blocks) {
-    for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
-      const uint32_t rep = MinU(blocks - b, kMaxRepeat);
-      amct_kernel::ReduceEachRepeat<amct_kernel::Reduce::kMax>(dst[b], src[b * kBlock], int32_t(kBlock),
-                                                               static_cast<int32_t>(rep), 1, 1, 4,
-                                                               ReduceOrder::ORDER_ONLY_VALUE);
-    }
-  }
-
-  // The keep words of the tile's blocks; returns whether any block is non-finite (the largest
-  // exponent float of the tile is +Inf: two reductions and one scalar read).
+  // The keep words of the tile's blocks; returns whether any block is non-finite.
   __aicore__ inline bool KeepWords(const LocalTensor<float>& x, uint32_t blocks) {
-    const int32_t n2 = static_cast<int32_t>(2 * blocks * kBlock);
-    LocalTensor<float> pattern = w1Buf_.Get<float>();
-    LocalTensor<float> e = w2Buf_.Get<float>();
-    Duplicate(As<uint32_t>(pattern), kExponentBits, static_cast<int32_t>(blocks * kBlock));
-    And(As<uint16_t>(e), As<uint16_t>(x), As<uint16_t>(pattern), n2);
     LocalTensor<float> big = B(kBExpMax);
-    BlockMax(big, e, blocks);
+    amct_kernel::LargestExponentOfEachBlock(big, x, w1Buf_.Get<float>(), w2Buf_.Get<float>(), blocks);
     const int32_t bc = static_cast<int32_t>(blocks);
     LocalTensor<int32_t> keep = As<int32_t>(B(kBKeep));
     ShiftRight(As<uint32_t>(B(kBKeep)), As<uint32_t>(big), uint32_t(23), bc);  // the exponent field (never negative)
     Adds(keep, keep, int32_t(-255), bc);
     ShiftRight(keep, keep, int32_t(31), bc);  // arithmetic: -1 where the field < 255, else 0
-    LocalTensor<float> partial = w3Buf_.Get<float>();  // one maximum per 64 blocks
-    LocalTensor<float> total = partial[64];
-    const int32_t groups = static_cast<int32_t>(blocks / 64);
-    amct_kernel::ReduceEachRepeat<amct_kernel::Reduce::kMax>(partial, big, int32_t(64), groups, 1, 1, 8,
-                                                             ReduceOrder::ORDER_ONLY_VALUE);
-    amct_kernel::ReduceEachRepeat<amct_kernel::Reduce::kMax>(total, partial, groups, 1, 1, 1, 8,
-                                                             ReduceOrder::ORDER_ONLY_VALUE);
-    amct_kernel::WaitForPipe<HardEvent::V_S>();  // explicit: the kernel does not rely on bisheng's auto-sync
-    const bool nonFinite = As<uint32_t>(total).GetValue(0) == kExponentBits;
-    amct_kernel::WaitForPipe<HardEvent::S_V>();  // later vector ops may overwrite the maximum
-    return nonFinite;
+    return amct_kernel::TileHasNonFinite(big, w3Buf_.Get<float>(), blocks);
   }
 
   // dst = a + (mask & (b - a)) on int32 values: b where mask is all ones, a where it is 0.
@@ -248,15 +226,19 @@ class QuantDequant {
     const int32_t cnt = static_cast<int32_t>(n);
     LocalTensor<float> out = outQueue_.template AllocTensor<float>();
     LocalTensor<T> in = inQueue_.template DeQue<T>();
-    LocalTensor<float> x = amct_kernel::WidenTile(in, wideBuf_, u * kBlock, n);
     LocalTensor<float> w1 = w1Buf_.Get<float>();
+    LocalTensor<float> x = amct_kernel::WidenTile(in, wideBuf_, w1, u * kBlock, n);
     LocalTensor<float> w2 = w2Buf_.Get<float>();
     LocalTensor<float> w3 = w3Buf_.Get<float>();
     LocalTensor<float> keepWords = B(kBKeep);
     const bool nonFinite = KeepWords(x, blocks);
     if (nonFinite) Select(x, keepWords.ReinterpretCast<uint8_t>(), x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
-    Abs(w2, x, cnt);  // |x|, finite; its bits stay for the sign test
-    BlockMax(B(kBMax), w2, blocks);
+    // |x| from the bits (a float Abs could flush a subnormal, and its bits decide the sign test).
+    ShiftLeft(As<uint32_t>(w2), As<uint32_t>(x), uint32_t(1), cnt);
+    ShiftRight(As<uint32_t>(w2), As<uint32_t>(w2), uint32_t(1), cnt);
+    // The block maxima may lose subnormals to a flush: only in blocks of subnormals (and zeros),
+    // whose elements all give q = 0 whatever E is (|x| * 2^-E < 2^-96 with E >= -30).
+    amct_kernel::MaxOfEachBlock(B(kBMax), w2, blocks);
     BlockExponents(blocks);
     Multipliers(blocks);
     Broadcast(w1, B(kBDown), blocks);

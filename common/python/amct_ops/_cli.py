@@ -14,8 +14,11 @@ Commands
     table, or with ``--json`` exactly one JSON object on stdout::
 
         {"requested_device": "cpu", "hardware_path_verified": false,
-         "environment": {...}, "results": [{...}, ...]}
+         "environment": {...}, "probe": {...}, "results": [{...}, ...]}
 
+    ``probe`` comes first: the probe kernel's device facts (``amct_ops._probe``: saturation flag
+    at launch, GetRuntimeUBSize, subnormal behaviour of Cast and Mul, the build's kernel flags),
+    from the device on an NPU, from the kernel sim on the CPU (with its emulated modes).
     ``hardware_path_verified`` is true only when the device is an NPU and every case ran on it.
     Exit 0 when every contract holds, 1 when one fails (or when no case ran at all), 2 when the
     requested device or backend is unavailable (then a JSON object
@@ -621,6 +624,14 @@ def _print_table(results, skipped, device):
         print(f"selftest {where}: OK, all {total} cases passed{skip}")
 
 
+def _probe_line(probe):
+    if "error" in probe:
+        return f"probe ({probe['source']}): failed: {probe['error']}"
+    sub = ", ".join(f"{k} {v}" for k, v in probe["subnormals"].items())
+    return (f"probe ({probe['source']}): saturation flag at launch {probe['saturation_flag_at_launch']}, "
+            f"runtime UB {probe['runtime_ub_bytes']} B; subnormals: {sub}")
+
+
 def cmd_selftest(args):
     requested = args.device
     try:
@@ -635,6 +646,9 @@ def cmd_selftest(args):
             print(f"amct_ops selftest: error: {msg}", file=sys.stderr)
             return EXIT_FAIL
         packages = tuple(p for p in packages if p in args.package)
+    from . import _probe
+
+    probe = _probe.run(device, _build_info())  # first: the device facts (amct_ops._probe)
     results, skipped = _run_selftests(device, packages)
     env = _environment(device)
     env["packages"] = list(packages)
@@ -648,6 +662,7 @@ def cmd_selftest(args):
             "requested_device": requested,
             "hardware_path_verified": verified,
             "environment": env,
+            "probe": probe,
             "results": results,
         }, indent=1))
     else:
@@ -658,6 +673,7 @@ def cmd_selftest(args):
         plat = env.get("platform", {})
         if plat.get("kind") == "kernel sim" and "aiv_cores" in plat:
             print(f"kernel sim: {plat['aiv_cores']} AIV cores, {plat['ub_bytes']} B UB per core")
+        print(_probe_line(probe))
         _print_table(results, skipped, device)
         print(f"hardware path verified: {'yes' if verified else 'no'}")
     return EXIT_FAIL if failed else EXIT_OK
@@ -950,7 +966,7 @@ def _parser():
     ps.add_argument("--package", action="append", metavar="PKG",
                     help="only this operator package (repeatable)")
     ps.add_argument("--json", action="store_true",
-                    help='print {"requested_device", "hardware_path_verified", "environment", "results"}')
+                    help='print {"requested_device", "hardware_path_verified", "environment", "probe", "results"}')
 
     pb = sub.add_parser("bench", help="benchmarks: without a name, list them",
                         description="Run `python -m amct_ops bench <name> --help` for a benchmark's options.")
