@@ -22,7 +22,8 @@
 // in K order; the baseK chunking of the cube does not change that order. MX FP4: per group g of 32
 // K elements the exact sum S_g of the E2M1 products is scaled by 2^(ea + eb - 254) and added once:
 // acc = fp32(acc + S_g * 2^(...)) (rounded once, RNE); an E8M0 scale of 0xFF gives NaN. The output
-// is acc rounded (RNE) to C's type; enAtomic = 1 adds it to the GM value in fp32 first.
+// is acc rounded (RNE) to C's type; enAtomic = 1 adds that rounded value to the GM value (in fp32,
+// rounded once more to C's type), as the fixpipe's conversion precedes the atomic add.
 #pragma once
 
 #include <cmath>
@@ -822,9 +823,11 @@ class MatmulImpl {
       for (int32_t j = 0; j < nLen; ++j) {
         float v = tile[static_cast<size_t>(i) * nLen + j];
         if (enAtomic == 1) {
+          // The fixpipe converts the L0C value to DstT first; the atomic add (SetAtomicAdd<DstT>,
+          // CANN matmul scheduler_base.h) then sums two DstT values: two rounding points.
           DstT old;
           std::memcpy(&old, row + j * es, es);
-          v = amct_sim::detail::CubeToFloat(old) + v;
+          v = amct_sim::detail::CubeToFloat(old) + amct_sim::detail::CubeToFloat(static_cast<DstT>(v));
         }
         const DstT out = static_cast<DstT>(v);
         std::memcpy(row + j * es, &out, es);

@@ -3,7 +3,10 @@
 // dequantizer are native code (svd_quant_cpu.cpp); the matmuls of svd_quant are ATen fp32 GEMMs.
 // The AscendC quantizer kernel runs on the CPU through the kernel sim as the private op
 // _mxfp4_quantize_emulated (same schema), which the tests hold bit for bit to the native op.
-// (The dequantizer has no AscendC kernel.) None of the ops is differentiable.
+// (The dequantizer has no AscendC kernel.) The fused svd_quant kernel of the NPU (dav-3510 MIX:
+// Q(X) on the AIV cores, the three matmuls on the AIC) runs in the sim as _svd_quant_emulated
+// (svd_quant's schema), which the tests hold to the float64 golden. None of the ops is
+// differentiable.
 #include <torch/library.h>
 
 #include <optional>
@@ -12,10 +15,16 @@
 #include <vector>
 
 #include "amct_sim_glue.h"
+#include "svd_quant_fused_host.h"
 #include "svd_quant_host.h"
 
 extern "C" void amct_svd_quant_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* codes,
                                       uint8_t* scales, uint8_t* tiling);
+#if __NPU_ARCH__ == 3510
+extern "C" void amct_svd_quant_fused_launch(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* wCodes,
+                                            uint8_t* wScales, uint8_t* down, uint8_t* up, uint8_t* out,
+                                            uint8_t* workspace, uint8_t* tiling);
+#endif
 
 namespace {
 
@@ -90,6 +99,28 @@ std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, c10::st
   return amct::mxfp4::quantizeMeta(input, std::string(roundMode));
 }
 
+#if __NPU_ARCH__ == 3510
+// The fused kernel in the sim: inputs and tiling read-only, the output and workspace writable.
+void simFusedLaunch(uint32_t blockDim, const amct::mxfp4::FusedArgs& a, const at::Tensor& tiling) {
+  amct_sim::GmScope scope{simRegion(a.x, false),       simRegion(a.wCodes, false), simRegion(a.wScales, false),
+                          simRegion(a.down, false),    simRegion(a.up, false),     simRegion(a.out, true),
+                          simRegion(a.workspace, true), simRegion(tiling, false)};
+  amct_svd_quant_fused_launch(blockDim, nullptr, bytePtr(a.x), bytePtr(a.wCodes), bytePtr(a.wScales),
+                              bytePtr(a.down), bytePtr(a.up), bytePtr(a.out), bytePtr(a.workspace), bytePtr(tiling));
+}
+#endif
+
+// The fused kernel exists for dav-3510 only, and the sim runs one arch per build.
+at::Tensor svdQuantEmulated(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
+                            const at::Tensor& down, const at::Tensor& up) {
+#if __NPU_ARCH__ == 3510
+  return amct::mxfp4::svdQuantFused(activation, weights, scales, down, up, amct::simPlatformFacts(), simFusedLaunch);
+#else
+  TORCH_CHECK(false, "_svd_quant_emulated: the fused svd_quant kernel is dav-3510 code; this build's kernels are for ",
+              AMCT_NPU_ARCH_NAME, " (build with `bash ops_build.sh --soc ascend950`)");
+#endif
+}
+
 at::Tensor svdQuantCpu(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                        const at::Tensor& down, const at::Tensor& up) {
   return amct::mxfp4::svdQuantNative(activation, weights, scales, down, up);
@@ -132,6 +163,7 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("svd_quant(Tensor activation, Tensor weights, Tensor scales, Tensor down, Tensor up) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  m.def("_svd_quant_emulated(Tensor activation, Tensor weights, Tensor scales, Tensor down, Tensor up) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(amct, Meta, m) {
@@ -157,4 +189,5 @@ TORCH_LIBRARY_IMPL(amct, CPU, m) {
   m.impl("mxfp4_dequantize", &amct::mxfp4::dequantize);  // native on the CPU, ATen lookups elsewhere
   m.impl("mxfp4_dequantize.out", &amct::mxfp4::dequantizeOut);
   m.impl("svd_quant", &svdQuantCpu);
+  m.impl("_svd_quant_emulated", &svdQuantEmulated);
 }

@@ -288,13 +288,22 @@ SvdDims checkSvdQuant(const at::Tensor& x, const at::Tensor& w, const at::Tensor
   return d;
 }
 
-namespace {
-
 std::vector<c10::SymInt> svdOutputShape(const at::Tensor& x, int64_t n) {
   std::vector<c10::SymInt> shape = leadingShape(x.sym_sizes());
   shape.push_back(n);
   return shape;
 }
+
+std::optional<at::Tensor> trivialSvdResult(const at::Tensor& activation, const SvdDims& d) {
+  const std::vector<c10::SymInt> shape = svdOutputShape(activation, d.n);
+  const at::TensorOptions options = contiguousOptions(activation, at::kBFloat16);
+  if (activation.numel() == 0 && d.k > 0) return at::empty_symint(shape, options);  // B*S = 0
+  if (d.n == 0) return at::empty_symint(shape, options);
+  if (d.k == 0) return at::zeros_symint(shape, options);
+  return std::nullopt;
+}
+
+namespace {
 
 at::Tensor bf16(const at::Tensor& t) { return t.to(at::kBFloat16); }
 
@@ -394,52 +403,6 @@ at::Tensor& dequantizeOut(const at::Tensor& codes, const at::Tensor& scales, std
 
 namespace {
 
-// The backend-dependent steps of svd_quant: Q(X) into codes and dense scales ("round" mode), and
-// the dequantization of byte rows (codes (rows, K/2), scales (rows, >= K/32)).
-struct SvdSteps {
-  std::function<void(const at::Tensor& x, const at::Tensor& codes, const at::Tensor& denseScales)> quantize;
-  std::function<at::Tensor(const at::Tensor& codes, const at::Tensor& scales, at::ScalarType dtype)> dequantize;
-};
-
-at::Tensor svdQuantWith(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
-                        const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const SvdSteps& steps) {
-  const SvdDims d = checkSvdQuant(activation, weights, scales, down, up);
-  const std::vector<c10::SymInt> shape = svdOutputShape(activation, d.n);
-  const at::TensorOptions options = contiguousOptions(activation, at::kBFloat16);
-  if (activation.numel() == 0 && d.k > 0) return at::empty_symint(shape, options);  // B*S = 0
-  if (d.n == 0) return at::empty_symint(shape, options);
-  if (d.k == 0) return at::zeros_symint(shape, options);
-  // Batch dimensions folded into M rows; every step is row-wise, so batch shape cannot matter.
-  at::Tensor x = activation.reshape({-1, d.k}).contiguous();
-  const int64_t m = x.size(0);
-  if (m == 0) return at::empty_symint(shape, options);
-  // Q(X): the project's quantizer, "round" mode; its dense scales need no pad byte here.
-  at::Tensor xCodes = at::empty({m, d.k / 2}, contiguousOptions(x, at::kByte));
-  at::Tensor xScales = at::empty({m, d.k / kBlock}, contiguousOptions(x, at::kByte));
-  steps.quantize(x, xCodes, xScales);
-  at::Tensor w = asBytes(weights).contiguous();
-  at::Tensor ws = asBytes(scales).reshape({d.n, 2 * scaleK(d.k)});
-  at::Tensor lowRank;
-  at::Tensor fp4;
-  if (gemm == GemmPrecision::kFp32) {
-    // fp32 GEMMs of exactly widened operands, each result rounded to bf16 (A5 rounding points).
-    at::Tensor xd = bf16(at::mm(x.to(at::kFloat), down.to(at::kFloat)));
-    lowRank = bf16(at::mm(xd.to(at::kFloat), up.to(at::kFloat)));
-    at::Tensor xq = steps.dequantize(xCodes, xScales, at::kFloat);
-    at::Tensor wq = steps.dequantize(w, ws, at::kFloat);
-    fp4 = bf16(at::mm(xq, wq.t()));
-  } else {
-    // bf16 GEMMs (fp32 accumulation, bf16 out); the dequantized operands are exact in bf16.
-    at::Tensor xd = at::mm(x, down.contiguous());
-    lowRank = at::mm(xd, up.contiguous());
-    at::Tensor xq = steps.dequantize(xCodes, xScales, at::kBFloat16);
-    at::Tensor wq = steps.dequantize(w, ws, at::kBFloat16);
-    fp4 = at::mm(xq, wq.t());
-  }
-  // bf16(a + b) through fp32 equals bf16 of the exact sum for bf16 a, b (A5).
-  return bf16(at::add(lowRank.to(at::kFloat), fp4.to(at::kFloat))).view_symint(shape);
-}
-
 // Native dequantization of byte rows into a fresh contiguous (rows, K) tensor.
 at::Tensor dequantizeRowsNative(const at::Tensor& codes, const at::Tensor& scales, at::ScalarType dtype) {
   at::Tensor out = at::empty({codes.size(0), 2 * codes.size(1)}, contiguousOptions(codes, dtype));
@@ -451,25 +414,27 @@ at::Tensor dequantizeRowsNative(const at::Tensor& codes, const at::Tensor& scale
 
 }  // namespace
 
-at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
-                    const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
-                    const Launcher& launch) {
-  const SvdSteps steps{
-      [&](const at::Tensor& x, const at::Tensor& codes, const at::Tensor& denseScales) {
-        runQuantizer(x, amct_mxfp4::kRound, codes, denseScales, facts, launch);
-      },
-      &dequantizeRows};
-  return svdQuantWith(activation, weights, scales, down, up, gemm, steps);
-}
-
 at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                           const at::Tensor& down, const at::Tensor& up) {
-  const SvdSteps steps{
-      [](const at::Tensor& x, const at::Tensor& codes, const at::Tensor& denseScales) {
-        runNativeQuantizer(x, amct_mxfp4::kRound, bytePtr(codes), bytePtr(denseScales), denseScales.size(1));
-      },
-      &dequantizeRowsNative};
-  return svdQuantWith(activation, weights, scales, down, up, GemmPrecision::kFp32, steps);
+  const SvdDims d = checkSvdQuant(activation, weights, scales, down, up);
+  if (std::optional<at::Tensor> trivial = trivialSvdResult(activation, d)) return *trivial;
+  // Batch dimensions folded into M rows; every step is row-wise, so batch shape cannot matter.
+  at::Tensor x = activation.reshape({-1, d.k}).contiguous();
+  const int64_t m = x.size(0);
+  // Q(X): the native quantizer, "round" mode; its dense scales need no pad byte here.
+  at::Tensor xCodes = at::empty({m, d.k / 2}, contiguousOptions(x, at::kByte));
+  at::Tensor xScales = at::empty({m, d.k / kBlock}, contiguousOptions(x, at::kByte));
+  runNativeQuantizer(x, amct_mxfp4::kRound, bytePtr(xCodes), bytePtr(xScales), xScales.size(1));
+  at::Tensor w = asBytes(weights).contiguous();
+  at::Tensor ws = asBytes(scales).reshape({d.n, 2 * scaleK(d.k)});
+  // fp32 GEMMs of exactly widened operands, each result rounded to bf16 (A5 rounding points).
+  at::Tensor xd = bf16(at::mm(x.to(at::kFloat), down.to(at::kFloat)));
+  at::Tensor lowRank = bf16(at::mm(xd.to(at::kFloat), up.to(at::kFloat)));
+  at::Tensor xq = dequantizeRowsNative(xCodes, xScales, at::kFloat);
+  at::Tensor wq = dequantizeRowsNative(w, ws, at::kFloat);
+  at::Tensor fp4 = bf16(at::mm(xq, wq.t()));
+  // bf16(a + b) through fp32 equals bf16 of the exact sum for bf16 a, b (A5).
+  return bf16(at::add(lowRank.to(at::kFloat), fp4.to(at::kFloat))).view_symint(svdOutputShape(activation, d.n));
 }
 
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode) {

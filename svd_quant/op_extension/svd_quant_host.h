@@ -1,7 +1,8 @@
 // Host logic of svd_quant, shared by the CPU (native code), the emulated kernel (kernel sim) and
 // NPU paths: validation in the documented order (docs/mxfp4.md, docs/errors.md), the out= checks, byte views of the fp4/e8m0
 // dtypes, the quantizer's tiling and launch (docs/mxfp4.md A2), the dequantizer (A3: native on the CPU, ATen
-// elsewhere) and the svd_quant composition (A5).
+// elsewhere) and the CPU svd_quant composition (A5). The fused NPU kernel's host side is
+// svd_quant_fused_host.h.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "amct_host.h"
 #include "svd_quant_tiling.h"
@@ -22,10 +24,6 @@ namespace mxfp4 {
 using Launcher = std::function<void(uint32_t blockDim, const at::Tensor& input, const at::Tensor& codes,
                                     const at::Tensor& scales, const at::Tensor& tiling)>;
 
-// How svd_quant forms its three matmuls: fp32 GEMMs of exactly widened operands (CPU),
-// or bf16 GEMMs with fp32 accumulation and bf16 output (NPU: torch_npu's matmul).
-enum class GemmPrecision { kFp32, kBf16 };
-
 struct SvdDims {
   int64_t k;
   int64_t n;
@@ -36,6 +34,12 @@ struct SvdDims {
 SvdDims checkSvdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                       const at::Tensor& down, const at::Tensor& up);
 
+// The output shape of svd_quant, (*B, S, N).
+std::vector<c10::SymInt> svdOutputShape(const at::Tensor& activation, int64_t n);
+
+// The result without any matmul: empty when B*S = 0 or N = 0, zeros when K = 0; otherwise none.
+std::optional<at::Tensor> trivialSvdResult(const at::Tensor& activation, const SvdDims& dims);
+
 // The ops: validate, allocate contiguous outputs on the input's device, launch nothing for an
 // empty input. quantize runs the AscendC kernel through `launch` (NPU, or the kernel sim for the
 // private _mxfp4_quantize_emulated op); quantizeNative is the native CPU implementation.
@@ -43,10 +47,8 @@ std::tuple<at::Tensor, at::Tensor> quantize(const at::Tensor& input, const std::
                                             const PlatformFacts& facts, const Launcher& launch);
 std::tuple<at::Tensor, at::Tensor> quantizeNative(const at::Tensor& input, const std::string& roundMode);
 at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype);
-// svd_quant with the kernel quantizer (NPU) or, on the CPU, with the native one.
-at::Tensor svdQuant(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
-                    const at::Tensor& down, const at::Tensor& up, GemmPrecision gemm, const PlatformFacts& facts,
-                    const Launcher& launch);
+// svd_quant on the CPU: the native quantizer and dequantizer, fp32 ATen GEMMs (spec A8). The NPU
+// and emulated paths run the fused kernel (svd_quant_fused_host.h).
 at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                           const at::Tensor& down, const at::Tensor& up);
 

@@ -1,6 +1,8 @@
-// svd_quant on the NPU (PrivateUse1): the shared host logic with the NPU launcher of the
-// quantizer kernel and torch_npu's bf16 matmuls. Built only with CANN; compiled with
-// -fsyntax-only against torch_npu's headers in CI. Not validated on hardware.
+// svd_quant on the NPU (PrivateUse1): mxfp4_quantize through the quantizer kernel, and svd_quant
+// on ascend950 (dav-3510) as one launch of the fused MIX kernel (svd_quant_fused_kernel.cpp: Q(X)
+// on the AIV cores, X D, the U product and the MX FP4 matmul on the AIC) with the shared host
+// logic (svd_quant_fused_host.cpp). Built only with CANN; compiled with -fsyntax-only against
+// torch_npu's headers in CI. Not validated on hardware.
 #include <torch/library.h>
 
 #include <cstring>
@@ -10,6 +12,7 @@
 
 #include "acl/acl.h"
 #include "amct_npu.h"
+#include "svd_quant_fused_host.h"
 #include "svd_quant_host.h"
 
 #ifndef AMCT_SOC_NAME
@@ -18,6 +21,11 @@
 
 extern "C" void amct_svd_quant_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* codes,
                                       uint8_t* scales, uint8_t* tiling);
+#if __NPU_ARCH__ == 3510
+extern "C" void amct_svd_quant_fused_launch(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* wCodes,
+                                            uint8_t* wScales, uint8_t* down, uint8_t* up, uint8_t* out,
+                                            uint8_t* workspace, uint8_t* tiling);
+#endif
 
 namespace {
 
@@ -29,6 +37,15 @@ void npuLaunch(uint32_t blockDim, const at::Tensor& input, const at::Tensor& cod
   amct_svd_quant_launch(blockDim, amct::currentNpuStream(), bytePtr(input), bytePtr(codes), bytePtr(scales),
                         bytePtr(tilingDev));
 }
+
+#if __NPU_ARCH__ == 3510
+void npuFusedLaunch(uint32_t blockDim, const amct::mxfp4::FusedArgs& a, const at::Tensor& tiling) {
+  at::Tensor tilingDev = amct::deviceTiling(tiling, a.x);  // cached per tiling and device
+  amct_svd_quant_fused_launch(blockDim, amct::currentNpuStream(), bytePtr(a.x), bytePtr(a.wCodes),
+                              bytePtr(a.wScales), bytePtr(a.down), bytePtr(a.up), bytePtr(a.out), bytePtr(a.workspace),
+                              bytePtr(tilingDev));
+}
+#endif
 
 // V7: svd_quant's NPU path targets ascend950 only (built for dav-3510, running on an Ascend950).
 void checkAscend950() {
@@ -50,8 +67,12 @@ at::Tensor svdQuantNpu(const at::Tensor& activation, const at::Tensor& weights, 
   // V1-V6 first (the same messages as on the CPU), then V7.
   amct::mxfp4::checkSvdQuant(activation, weights, scales, down, up);
   checkAscend950();
-  return amct::mxfp4::svdQuant(activation, weights, scales, down, up, amct::mxfp4::GemmPrecision::kBf16,
-                               amct::npuPlatformFacts(), npuLaunch);
+#if __NPU_ARCH__ == 3510
+  return amct::mxfp4::svdQuantFused(activation, weights, scales, down, up, amct::npuPlatformFacts(), npuFusedLaunch);
+#else
+  TORCH_CHECK(false, "svd_quant: the NPU implementation requires ascend950; this amct_ops wheel was built for ",
+              AMCT_SOC_NAME);  // checkAscend950 has already refused: only dav-3510 builds have the kernel
+#endif
 }
 
 }  // namespace

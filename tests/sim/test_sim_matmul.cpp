@@ -202,7 +202,7 @@ void TestHalfBf16OutAtomic() {
     for (int j = 0; j < n; ++j) {
       float acc = 0;
       for (int kk = 0; kk < k; ++kk) acc = acc + static_cast<float>(a[i * k + kk]) * static_cast<float>(b[kk * n + j]);
-      const bfloat16_t want(1.0f + acc);
+      const bfloat16_t want(1.0f + static_cast<float>(bfloat16_t(acc)));  // acc rounded to C's type, then added
       bad += want.amct_bits != c[i * n + j].amct_bits;
     }
   }
