@@ -546,7 +546,7 @@ def integer_inputs(shape, n, r, seed):
 
 
 def rounding_point_cases():
-    """C11: (svd_quant arguments, the spec's exact result). (a) 3.015625 would mean the FP4 branch
+    """The rounding-point cases: (svd_quant arguments, the spec's exact result). (a) 3.015625 would mean the FP4 branch
     was not rounded to bf16 before the add; (b) 3.015625 would mean X D was not rounded."""
     x = torch.zeros(1, 64, dtype=BF16)
     x[0, 0], x[0, 32] = 1.0, 2.0 ** -8

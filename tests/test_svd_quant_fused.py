@@ -1,10 +1,10 @@
 """The fused svd_quant NPU kernel (dav-3510 MIX: Q(X) on the AIV cores, X D, the U product and the
 MX FP4 matmul on the AIC), run in the kernel sim as ``torch.ops.amct._svd_quant_emulated``.
 
-Oracles as in test_svd_quant.py: the float64 golden of ``reference.py`` within the spec's bounds
-(A7, and the elementwise bounds of every fp32 summation order, ``pinned_check``), bit-exactness
-with the golden where every fp32 sum is exact, and the spec's rounding-point constants. Sizes are
-small: the sim emulates every cube instruction.
+Oracles as in test_svd_quant.py: the float64 golden of ``reference.py`` within the bounds of
+docs/mxfp4.md A7 (and the elementwise bounds of every fp32 summation order, ``pinned_check``),
+bit-exactness with the golden where every fp32 sum is exact, and the spec's rounding-point
+constants. Sizes are small: the sim emulates every cube instruction.
 
 The fused kernel is dav-3510 code and the sim runs one arch per build, so these tests run in a
 build for ascend950 (``bash ops_build.sh --soc ascend950 svd_quant``) and are skipped in others
@@ -53,14 +53,14 @@ class TestOtherArches(unittest.TestCase):
 @requires_op
 @requires_3510
 class TestFusedKernel(unittest.TestCase):
-    def test_basic(self):  # C10
+    def test_basic(self):
         x, c, s, d, u = svd_inputs((2, 3, 64), 16, 8)
         out = fused(x, c, s, d, u)
         self.assertEqual((tuple(out.shape), out.dtype), ((2, 3, 16), BF16))
         self.assertTrue(out.is_contiguous())
         pinned_check(self, out, x, c, s, d, u)
 
-    def test_rounding_points(self):  # C11: bf16(FP4) before the add (the atomic add), bf16(X D) before U
+    def test_rounding_points(self):  # bf16(FP4) before the add (the atomic add), bf16(X D) before U
         for args, want in rounding_point_cases():
             self.assertEqual(float(fused(*args)), want)
 
@@ -72,7 +72,7 @@ class TestFusedKernel(unittest.TestCase):
                 x, c, s, d, u = integer_inputs(shape, n, r, seed=11 + r)
                 assert_bits_equal(self, fused(x, c, s, d, u), ref.svd_quant_ref(x, c, s, d, u), str(shape))
 
-    def test_fp4_isolation(self):  # C12, C13: down = up = 0, bit-exact (exact fp32 sums, A7)
+    def test_fp4_isolation(self):  # down = up = 0, K = 32 (mod 64) too, bit-exact (exact fp32 sums, A7)
         for shape, n in (((7, 96), 40), ((2, 5, 32), 8), ((2, 5, 160), 8), ((9, 1024), 48)):
             with self.subTest(shape=shape):
                 x, c, s, d, u = svd_inputs(shape, n, 4, seed=12)
@@ -113,7 +113,7 @@ class TestFusedKernel(unittest.TestCase):
         stacked = torch.cat([fused(x4[i:i + 1], c, s, d, u) for i in range(4)])
         self.assertTrue(torch.equal(fused(x4, c, s, d, u), stacked))
 
-    def test_empty_and_degenerate_launch_nothing(self):  # C15
+    def test_empty_and_degenerate_launch_nothing(self):
         _, c, s, d, u = svd_inputs((2, 3, 64), 16, 4, seed=16)
         before = _sim.launch_count()
         self.assertEqual(tuple(fused(torch.zeros(0, 3, 64, dtype=BF16), c, s, d, u).shape), (0, 3, 16))
@@ -124,7 +124,7 @@ class TestFusedKernel(unittest.TestCase):
         self.assertTrue(torch.equal(out, torch.zeros(2, 3, 16, dtype=BF16)))
         self.assertEqual(_sim.launch_count(), before)
 
-    def test_strides_views_dtypes_and_pad(self):  # C16
+    def test_strides_views_dtypes_and_pad(self):
         x, c, s, d, u = svd_inputs((6, 96), 24, 8, seed=17)
         want = fused(x, c, s, d, u)
         pinned_check(self, want, x, c, s, d, u)
@@ -138,7 +138,7 @@ class TestFusedKernel(unittest.TestCase):
         self.assertTrue(torch.equal(fused(x, c, padded, d, u), want))
         self.assertEqual(int(padded[0, -1, 1]), 0xFF, "the caller's scales are not modified")
 
-    def test_non_finite(self):  # C17
+    def test_non_finite(self):
         x, c, s, d, u = svd_inputs((4, 64), 8, 4, seed=18)
         x[1, 5] = float("nan")
         out = fused(x, c, s, d, u)
@@ -153,7 +153,7 @@ class TestFusedKernel(unittest.TestCase):
         self.assertTrue(bool(out[:, 3].isnan().all()))
         self.assertTrue(bool(torch.isfinite(out[:, [0, 1, 2, 4, 5, 6, 7]]).all()))
 
-    def test_same_validation_as_the_op(self):  # one routine (V1-V5)
+    def test_same_validation_as_the_op(self):  # one routine (dtype, rank, K, shape and R checks)
         x, c, s, d, u = svd_inputs((3, 64), 16, 8)
         _raises(self, lambda: fused(x.float(), c, s, d, u),
                 "svd_quant: Data Type is wrong: activation must be bfloat16, got float32")

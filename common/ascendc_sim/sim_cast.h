@@ -1,4 +1,4 @@
-// amct kernel sim: Cast (ascendc_subset.md §5.3). Bit-exact: every conversion is defined by the
+// amct kernel sim: Cast. Bit-exact: every conversion is defined by the
 // exact software rounding of sim_types.h; the hot (pair, mode) cases have equal fast paths.
 // Absent pair -> static_assert; unlisted mode for a present pair -> SimError.
 // Internal header: kernels include "kernel_operator.h".
@@ -18,7 +18,7 @@ constexpr uint32_t kModeN = 1u << 0;
 constexpr uint32_t kMode5 = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5);
 constexpr uint32_t kModeO = 1u << 6;
 
-// The §5.3 table: modes allowed for Cast(dst D, src S) on this arch; 0 = absent pair.
+// The table of modes allowed for Cast(dst D, src S) on this arch; 0 = absent pair.
 template <class D, class S>
 constexpr uint32_t CastModes() {
   using std::is_same;
@@ -322,8 +322,7 @@ inline void CastImpl(Opnd d, Opnd s, AscendC::RoundMode roundMode, uint32_t coun
   BlockCtx* c = Ctx(kApi);
   const int m = static_cast<int>(roundMode);
   if (m > 6 || !(kModes & (1u << m))) {
-    Fail(kApi, Fmt("parameters: RoundMode::%s is not listed for %s -> %s on __NPU_ARCH__ %d (ascendc_subset.md "
-                   "§5.3)",
+    Fail(kApi, Fmt("parameters: RoundMode::%s is not listed for %s -> %s on __NPU_ARCH__ %d",
                    RoundModeName(roundMode), SimTypeName<U>(), SimTypeName<T>(), __NPU_ARCH__));
   }
   CheckCount(kApi, count);

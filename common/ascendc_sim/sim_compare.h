@@ -1,4 +1,4 @@
-// amct kernel sim: Compare / Compares / Select count forms (ascendc_subset.md §5.4).
+// amct kernel sim: Compare / Compares / Select count forms.
 // Mask layout: element i -> bit (i mod 8) of byte i/8 (LSB first), 1 = true / take src0.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once

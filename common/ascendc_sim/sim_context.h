@@ -1,5 +1,5 @@
-// amct kernel sim: the per-block context (thread_local), error reporting, the hazard model of
-// ascendc_subset.md §9, GM region checks and the GM access log used by the race check.
+// amct kernel sim: the per-block context (thread_local), error reporting, the hazard model,
+// GM region checks and the GM access log used by the race check.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
 
@@ -36,7 +36,7 @@ inline const char* PipeName(int p) {
 }
 
 struct EventInfo {
-  bool vectorCore;  // one of the 13 vector-core events of §6
+  bool vectorCore;  // one of the 13 vector-core events (HardEvent)
   int8_t src;       // Pipe, when vectorCore
   int8_t dst;
   const char* name;
@@ -326,7 +326,7 @@ inline BlockCtx* Ctx(const char* api) {
   return c;
 }
 
-// ---- hazard model (§9) -----------------------------------------------------------------------
+// ---- hazard model -----------------------------------------------------------------------------
 inline uint32_t BeginOp(BlockCtx* c, Pipe p) { return ++c->count[p]; }
 
 inline Snap TakeSnap(const BlockCtx* c, Pipe p) {

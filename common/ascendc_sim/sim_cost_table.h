@@ -95,8 +95,8 @@ inline const ArchTable& Table2201() {
       "Ascend 910B3 (dav-2201)",
       2201,
       {1.8, "assumed: 1.8 GHz, the AI-core clock usually quoted for 910B; no CANN page found"},
-      {20, "assumed: half the AIV count (1 AIC : 2 AIV on A2); the CANN ATC --aicore_num page reads it from "
-           "platform_config/<soc>.ini cube_core_cnt and shows 24 cube / 48 vector for another 910B part"},
+      {20, "assumed: half the AIV count (1 AIC : 2 AIV on Atlas A2); the CANN ATC --aicore_num page "
+           "reads it from platform_config/<soc>.ini cube_core_cnt and shows 24 cube / 48 vector for another 910B part"},
       {40, "published: upstream's 910B3 HiF8 runs tile over 40 AIV cores; doc: GetCoreNumAiv (CANN Ascend C "
            "API 07_1031) returns the vector cores of the separated architecture"},
       {196608, "doc: Ascend C TOTAL_UB_SIZE, 192 KB usable per AIV"},

@@ -1,4 +1,4 @@
-// amct kernel sim: DataCopy / DataCopyPad (ascendc_subset.md §4).
+// amct kernel sim: DataCopy / DataCopyPad.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
 
@@ -112,7 +112,7 @@ inline void CheckGmAligned(const char* api, const GmOpnd& g, uint32_t elemSize) 
 inline void CheckLoadPosition(const char* api, const Opnd& dst) {
   if (dst.pos == static_cast<uint8_t>(AscendC::TPosition::VECCALC)) {
     Fail(api, "GM->UB DMA into a VECCALC tensor is not a documented path: load into a TQue<VECIN> block or a "
-              "TBuf<TPosition::VECIN> (ascendc_subset.md §3.1)");
+              "TBuf<TPosition::VECIN>");
   }
 }
 

@@ -1,4 +1,4 @@
-// amct kernel sim: Brcb, Gather and GatherMask (ascendc_subset.md §5.6).
+// amct kernel sim: Brcb, Gather and GatherMask.
 // One set of checks per call, then plain loops.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
@@ -60,7 +60,7 @@ AMCT_SIM_API_TAG(GatherMask)
 
 namespace detail {
 
-// ---- per-arch dtype tables (§5.6) ----------------------------------------------------------
+// ---- per-arch dtype tables -----------------------------------------------------------------
 template <class T>
 constexpr bool kBrcbOk = kIsOneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float> ||
                          (kArch3510 && kIsOneOf<T, int8_t, uint8_t, int64_t, uint64_t>);

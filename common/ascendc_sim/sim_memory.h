@@ -1,4 +1,4 @@
-// amct kernel sim: the memory model of ascendc_subset.md §3 — LocalTensor, GlobalTensor, TPipe,
+// amct kernel sim: the memory model — LocalTensor, GlobalTensor, TPipe,
 // TQue, TBuf, block index/count — and the operand checks shared by the DMA and vector APIs.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
@@ -322,8 +322,8 @@ class TPipe {
 template <TPosition pos, int32_t depth, auto mask>
 class TQue : public amct_sim::detail::QueBase {
   static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT,
-                "TQue: only TPosition::VECIN and TPosition::VECOUT queues are in the subset (ascendc_subset.md §3.1)");
-  static_assert(depth == 1, "TQue: depth must be 1 (ascendc_subset.md §3.2)");
+                "TQue: only TPosition::VECIN and TPosition::VECOUT queues are in the subset");
+  static_assert(depth == 1, "TQue: depth must be 1");
 
  public:
   static constexpr TPosition kPosition = pos;
@@ -358,8 +358,7 @@ class TQue : public amct_sim::detail::QueBase {
 template <TPosition pos>
 class TBuf : public amct_sim::detail::BufBase {
   static_assert(pos == TPosition::VECCALC || pos == TPosition::VECIN,
-                "TBuf: only TBuf<TPosition::VECCALC> and TBuf<TPosition::VECIN> are in the subset "
-                "(ascendc_subset.md §3.1)");
+                "TBuf: only TBuf<TPosition::VECCALC> and TBuf<TPosition::VECIN> are in the subset");
 
  public:
   template <typename T>

@@ -1,4 +1,4 @@
-// amct kernel sim: the repeat-form reductions of ascendc_subset.md §5.5 — BlockReduceMax/Min/Sum
+// amct kernel sim: the repeat-form reductions — BlockReduceMax/Min/Sum
 // (8 results per repeat, one per 32-B block) and WholeReduceMax/Min/Sum (one record per repeat).
 // One set of checks per call, then plain loops; half is computed in float and rounded RNE
 // (sums: pairwise trees, each partial sum rounded to T).
@@ -32,7 +32,7 @@ AMCT_SIM_API_TAG(WholeReduceSum)
 
 namespace detail {
 
-// ---- per-arch dtype tables (§5.5) ----------------------------------------------------------
+// ---- per-arch dtype tables -----------------------------------------------------------------
 template <class T>
 constexpr bool kBlockReduceOk = kIsOneOf<T, half, float>;
 template <class T>

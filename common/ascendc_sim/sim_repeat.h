@@ -1,7 +1,7 @@
-// amct kernel sim: shared machinery of the repeat forms (ascendc_subset.md §5.1) used by the
+// amct kernel sim: shared machinery of the repeat forms used by the
 // reductions (sim_reduce.h) and Brcb/GatherMask (sim_gather.h): lane masks, the footprint of a
 // strided operand (bounds, partial-overlap and hazard bookkeeping over exactly the 32-B blocks
-// it touches) and the unit alignment of reduction destinations (§5.5).
+// it touches) and the unit alignment of reduction destinations.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
 
@@ -178,11 +178,10 @@ inline void UbWriteShape(BlockCtx* c, uint32_t seq, const Opnd& o, const Strided
   ForEachRange(s, o.off, [&](uint32_t off, uint32_t bytes) { UbWrite(c, kPipeV, seq, off, bytes, api); });
 }
 
-// CheckOpnd with the alignment of a reduction destination (§5.5: the record unit, not 32 B).
+// CheckOpnd with the alignment of a reduction destination (the record unit, not 32 B).
 [[noreturn]] __attribute__((noinline, cold)) inline void UnitAlignFail(const char* api, const Opnd& o,
                                                                        uint64_t off, uint32_t unit) {
-  Fail(api, Fmt("alignment: %s starts at UB offset %llu, not a multiple of its %u-byte unit (ascendc_subset.md "
-                "§5.5)",
+  Fail(api, Fmt("alignment: %s starts at UB offset %llu, not a multiple of its %u-byte unit",
                 o.role, static_cast<unsigned long long>(off), unit));
 }
 
@@ -206,7 +205,8 @@ inline void CheckOpndUnit(BlockCtx* c, const char* api, Opnd& o, uint32_t unit) 
 }
 
 // No overlap at all between two footprints (hulls): reductions, Brcb, Gather and GatherMask read
-// and write different layouts, so even a same-start alias is rejected ([C], stricter than §5.1).
+// and write different layouts, so even a same-start alias is rejected (stricter than the
+// documented overlap rule of the repeat forms).
 inline void CheckDisjoint(const char* api, const Opnd& d, const Opnd& s) {
   const uint64_t d0 = d.off, d1 = d.off + d.usedBytes, s0 = s.off, s1 = s.off + s.usedBytes;
   if (d.usedBytes != 0 && s.usedBytes != 0 && d0 < s1 && s0 < d1) {

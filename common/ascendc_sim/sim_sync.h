@@ -1,4 +1,4 @@
-// amct kernel sim: SetFlag / WaitFlag / PipeBarrier (ascendc_subset.md §6) over the §9 hazard model.
+// amct kernel sim: SetFlag / WaitFlag / PipeBarrier over the hazard model of sim_context.h.
 // Internal header: kernels include "kernel_operator.h".
 //
 // Model: pipes S, V, MTE2, MTE3 number their operations; known[q][p] (= done[p][q]) is the highest

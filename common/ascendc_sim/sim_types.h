@@ -11,7 +11,7 @@
 // loops: a conversion left as a call keeps GCC from vectorising the loop around it.
 #define AMCT_SIM_INLINE __attribute__((always_inline)) inline
 
-// ---- qualifiers (empty in the sim; ascendc_subset.md §2.1) ------------------------------------
+// ---- qualifiers (empty in the sim) ------------------------------------
 #define __gm__
 #define __aicore__
 #define __global__
@@ -32,7 +32,7 @@ inline To BitCast(const From& from) {
 }
 
 // ---- exact software rounding: the reference for every float conversion of the sim ----------
-// Rounding directions of §5.3 (NONE is resolved by the caller).
+// Rounding directions of Cast (NONE is resolved by the caller).
 enum class Rnd : uint8_t { kRint, kFloor, kCeil, kRound, kTrunc, kOdd };
 
 // An exactly represented real: (-1)^neg * mant * 2^exp; mant == 0 means a signed zero.
@@ -223,7 +223,7 @@ using OnlyFloat = std::enable_if_t<std::is_same<F, float>::value, int>;
 }  // namespace detail
 }  // namespace amct_sim
 
-// ---- half and bfloat16_t (R7: built from float only, explicit to float, no operators) --------
+// ---- half and bfloat16_t (docs/kernel_sim.md R7: built from float only, explicit to float, no operators)
 struct half {
   uint16_t amct_bits;  // binary16 pattern (sim-internal; kernels use ReinterpretCast<uint16_t>)
   half() = default;
@@ -341,7 +341,7 @@ enum class RoundMode : uint8_t {
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 
-// §5.1 constants.
+// Repeat-form constants.
 constexpr int32_t ONE_BLK_SIZE = 32;
 constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
 constexpr int32_t MAX_REPEAT_TIMES = 255;
@@ -368,7 +368,7 @@ constexpr bool kArch3510 = (__NPU_ARCH__ == 3510);
   struct NAME {                                                                                         \
     template <class Dtype, int Arch, bool Ok>                                                           \
     struct Check {                                                                                      \
-      static_assert(Ok, #NAME ": dtype not supported on this __NPU_ARCH__ (ascendc_subset.md per-arch "      \
+      static_assert(Ok, #NAME ": dtype not supported on this __NPU_ARCH__ (the per-arch dtype "           \
                               "tables; 'In instantiation of ...Check<dtype, arch, false>' above names both)"); \
       static constexpr bool value = Ok;                                                                 \
     };                                                                                                  \

@@ -1,4 +1,4 @@
-// amct kernel sim: count forms of the elementwise, fill and index APIs (ascendc_subset.md §5.1, §5.2).
+// amct kernel sim: count forms of the elementwise, fill and index APIs.
 // One set of checks per call, then a plain loop. half/bf16 are computed in float, rounded RNE.
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
@@ -12,7 +12,7 @@
 namespace amct_sim {
 namespace detail {
 
-// ---- per-arch dtype tables (§5.2) ----------------------------------------------------------
+// ---- per-arch dtype tables -----------------------------------------------------------------
 template <class T>
 constexpr bool kBase4 = kIsOneOf<T, int16_t, half, int32_t, float>;
 template <class T>
@@ -239,7 +239,7 @@ inline void DivImpl(Opnd dst, Opnd src0, Opnd src1, int32_t count) {
 template <class T>
 constexpr int kBits = static_cast<int>(sizeof(T) * 8);
 
-// Shift amounts (§5.2): 2201 [0, 16] / [0, 32] for 16/32-bit; 3510 >= 0 (past the width -> 0, or
+// Shift amounts: 2201 [0, 16] / [0, 32] for 16/32-bit; 3510 >= 0 (past the width -> 0, or
 // -1 for a negative arithmetic right shift).
 template <class T>
 inline int CheckShift(const char* api, T amount) {
@@ -336,7 +336,7 @@ __aicore__ AMCT_SIM_INLINE void Or(const LocalTensor<T>& dst, const LocalTensor<
   amct_sim::detail::BinaryImpl<T>("Or", AMCT_SIM_D, AMCT_SIM_S0, AMCT_SIM_S1, count, amct_sim::detail::OrOp{});
 }
 
-// ---- tensor-scalar: dst = src op scalar (scalar exactly T, R5) ------------------------------
+// ---- tensor-scalar: dst = src op scalar (scalar exactly T, docs/kernel_sim.md R5) -----------
 template <typename T, bool isSetMask = true>
 __aicore__ AMCT_SIM_INLINE void Adds(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,
                                      const int32_t& count) {

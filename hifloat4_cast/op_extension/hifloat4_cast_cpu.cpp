@@ -91,7 +91,7 @@ inline Masked maskNonFinite(const Vec& x) {
   return {floatOf(kept), xb & (kept > splat(0)) & splat(kSignBit), finite ^ splat(-1)};
 }
 
-// Block scale (docs/hifloat4.md A2.3-4) of the block maxima in each lane: S, rec = bf16(1/S) and
+// Block scale (docs/hifloat4.md A2 steps 3-4) of the block maxima in each lane: S, rec = bf16(1/S) and
 // the E6M2 byte (e + 48) * 4 + (q - 4).
 struct Scale {
   Vec S;
@@ -108,7 +108,7 @@ inline Scale blockScale(const Vec& vmax) {
   return {S, roundToBf16(Vec(1.0f) / S), e6m2};
 }
 
-// Per-subgroup factors from the subgroup maximum m4 and its group's maximum m8 (A2.5-8):
+// Per-subgroup factors from the subgroup maximum m4 and its group's maximum m8 (A2 steps 5-8):
 // the flags (1.0 / 0.0), 2^-de for the in-group value and F = S * 2^(de - 2), so that an
 // element's magnitude is code * F (exact: at most 6 significant bits, >= 2^-50).
 struct Factors {
@@ -128,7 +128,7 @@ inline Factors subgroupFactors(const Vec& m4, const Vec& m8, const Scale& s) {
   return {l2, l3, invDe, F};
 }
 
-// The code c = min(floor(4 bf16(a * rec * 2^-de) + 0.5), 7) as fp32 (A2.7). min before floor
+// The code c = min(floor(4 bf16(a * rec * 2^-de) + 0.5), 7) as fp32 (A2 step 7). min before floor
 // gives the same result and keeps the value small.
 inline Vec codeOf(const Vec& a, const Vec& rec, const Vec& invDe) {
   const Vec t = roundToBf16((a * rec) * invDe);
@@ -374,8 +374,8 @@ inline void batchFactors(Batch& bt) {
   const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
   VecI flags = sc.e6m2;
   for (int j = 0; j < 8; ++j) {
-    const VecI l2 = bitsOf(floatOf(m8[j]) * sc.rec >= Vec(4.0f));  // A2.5
-    const Vec l3Threshold = floatOf(splat(0x40000000) + (l2 & splat(1 << 23)));  // 2 * 2^l2 (A2.6)
+    const VecI l2 = bitsOf(floatOf(m8[j]) * sc.rec >= Vec(4.0f));  // A2 step 5
+    const Vec l3Threshold = floatOf(splat(0x40000000) + (l2 & splat(1 << 23)));  // 2 * 2^l2 (A2 step 6)
     if (kPack) flags = flags | (l2 & bit(15 - j));
     for (int s = 2 * j; s < 2 * j + 2; ++s) {
       const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
@@ -390,7 +390,7 @@ inline void batchFactors(Batch& bt) {
 }
 
 // Stage C, one element vector: the code c = min(floor(bf16(4t) + 0.5), 7) with 4t = |x'| m
-// (exact scalings of a rec: docs/hifloat4.md A2.7), the output bits sign | c f. x + 0 turns -0.0
+// (exact scalings of a rec: docs/hifloat4.md A2 step 7), the output bits sign | c f. x + 0 turns -0.0
 // into +0.0, so the sign marks x' < 0 only.
 struct Element {
   VecI signBit;

@@ -294,7 +294,7 @@ class Quantiser : public Common {
     inQueue_.EnQue(x);
   }
 
-  // Stage 1 (A2.1): |x| with non-finite lanes zeroed, the poison flags, the sign bits.
+  // Stage 1 (A2 step 1): |x| with non-finite lanes zeroed, the poison flags, the sign bits.
   __aicore__ inline LocalTensor<float> Mask(const LocalTensor<T>& x, uint32_t n, uint32_t blocks) {
     int32_t cnt = static_cast<int32_t>(n);
     LocalTensor<Bits> xb = x.template ReinterpretCast<Bits>();
@@ -372,14 +372,14 @@ class Quantiser : public Common {
     Cast(v, scratch, RoundMode::CAST_NONE, n);
   }
 
-  // Stages 2-6 (A2.2-A2.6): maxima, S, rec, the flags and the per-subgroup factors.
+  // Stages 2-6 (A2 steps 2-6): maxima, S, rec, the flags and the per-subgroup factors.
   __aicore__ inline void Scales(const LocalTensor<float>& a, uint32_t blocks) {
     uint32_t groups = blocks * kGroupsPerBlock;
     int32_t gc = static_cast<int32_t>(groups);
     int32_t bc = static_cast<int32_t>(blocks);
     const uint64_t lowMask[2] = {kLowHalves, 0};
     const uint64_t highMask[2] = {kHighHalves, 0};
-    // A2.2: one repeat = one block (64 fp32), one result per 32-B group.
+    // A2 step 2: one repeat = one block (64 fp32), one result per 32-B group.
     for (uint32_t b = 0; b < blocks; b += kMaxRepeat) {
       uint32_t rep = blocks - b < kMaxRepeat ? blocks - b : kMaxRepeat;
       ReduceEachBlock<Reduce::kMax>(G(kGM4Lo)[b * kGroupsPerBlock], a[b * kBlock], lowMask, static_cast<int32_t>(rep), 1, 1, 8);
@@ -393,7 +393,7 @@ class Quantiser : public Common {
       uint32_t rep = (blocks - b < 8 * kMaxRepeat ? blocks - b : 8 * kMaxRepeat) / 8;
       ReduceEachBlock<Reduce::kMax>(p[b], m8[b * kGroupsPerBlock], int32_t(64), static_cast<int32_t>(rep), 1, 1, 8);
     }
-    // A2.3: p = clamp(bf16(vmax * C7)); e from the bits; q = RNE(p * 2^(2-e)); S = q * 2^(e-2).
+    // A2 step 3: p = clamp(bf16(vmax * C7)); e from the bits; q = RNE(p * 2^(2-e)); S = q * 2^(e-2).
     LocalTensor<bfloat16_t> bf = B(kBBf16).template ReinterpretCast<bfloat16_t>();
     Muls(p, p, kC7, bc);
     RoundBf16(p, bf, blocks);
@@ -412,7 +412,7 @@ class Quantiser : public Common {
     Adds(I32(pw), I32(eb), int32_t(-2), bc);
     ShiftLeft(U32(pw), U32(pw), uint32_t(23), bc);  // 2^(e-2)
     Mul(s, q, pw, bc);
-    // A2.4: rec = bf16(1/S).
+    // A2 step 4: rec = bf16(1/S).
     LocalTensor<float> rec = B(kBRec);
     Div(rec, B(kBOnes), s, bc);
     RoundBf16(rec, bf, blocks);
@@ -422,7 +422,7 @@ class Quantiser : public Common {
     LocalTensor<float> sG = G(kGS);
     Brcb(recG, rec, brcbRepeats, BrcbRepeatParams(1, 8));
     Brcb(sG, s, brcbRepeats, BrcbRepeatParams(1, 8));
-    // A2.5: l2 = fp32(m8 * rec) >= 4.
+    // A2 step 5: l2 = fp32(m8 * rec) >= 4.
     LocalTensor<float> tmp = G(kGTmp);
     LocalTensor<float> l2 = G(kGL2);
     LocalTensor<float> ones = G(kGOnes);
@@ -430,7 +430,7 @@ class Quantiser : public Common {
     Mul(tmp, m8, recG, gc);
     Compares(mask, tmp, 4.0f, CMPMODE::GE, groups);
     Select(l2, mask, ones, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, groups);
-    // A2.6 threshold: fp32(m4 * rec) * 2^-l2 >= 2  <=>  fp32(m4 * rec) >= 2 * 2^l2 (exact scaling).
+    // A2 step 6 threshold: fp32(m4 * rec) * 2^-l2 >= 2  <=>  fp32(m4 * rec) >= 2 * 2^l2 (exact scaling).
     LocalTensor<float> thr = G(kGThr);
     Muls(thr, l2, 2.0f, gc);
     Adds(thr, thr, 2.0f, gc);
@@ -446,7 +446,7 @@ class Quantiser : public Common {
     SubgroupFactors(G(kGM4Hi), G(kGL3Hi), G(kGRecHi), G(kGSHi), groups);
   }
 
-  // A2.6 for one subgroup of every group, and its factors rec*2^(2-de), S*2^(de-2).
+  // A2 step 6 for one subgroup of every group, and its factors rec*2^(2-de), S*2^(de-2).
   __aicore__ inline void SubgroupFactors(const LocalTensor<float>& m4, const LocalTensor<float>& l3,
                                          const LocalTensor<float>& recSub, const LocalTensor<float>& sSub,
                                          uint32_t groups) {
@@ -463,7 +463,7 @@ class Quantiser : public Common {
     Mul(sSub, G(kGS), tmp, gc);     // kGS holds S / 4 * 2^l2
   }
 
-  // Stage 7 (A2.7): c = min(floor(4 bf16(t) + 0.5), 7) with 4t = fp32(a * rec) * 2^(2-de), into w1.
+  // Stage 7 (A2 step 7): c = min(floor(4 bf16(t) + 0.5), 7) with 4t = fp32(a * rec) * 2^(2-de), into w1.
   __aicore__ inline LocalTensor<float> Codes(const LocalTensor<float>& a, uint32_t n) {
     int32_t cnt = static_cast<int32_t>(n);
     LocalTensor<float> c = w1Buf_.Get<float>();
@@ -506,7 +506,7 @@ class Quantiser : public Common {
     }
   }
 
-  // A2.8-A2.10: out = c * S * 2^(de-2), signed by bits, narrowed, NaN for poisoned blocks.
+  // A2 steps 8-10: out = c * S * 2^(de-2), signed by bits, narrowed, NaN for poisoned blocks.
   __aicore__ inline void Reconstruct(const LocalTensor<float>& c, uint32_t n, uint32_t u, uint32_t blocks) {
     int32_t cnt = static_cast<int32_t>(n);
     LocalTensor<float> f = w2Buf_.Get<float>();

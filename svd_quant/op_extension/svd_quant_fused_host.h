@@ -29,8 +29,8 @@ uint32_t aicCores(const PlatformFacts& facts);
 // The tiling for m > 0 rows of a validated, non-trivial problem.
 amct_svdq::SvdFusedTiling computeFusedTiling(uint64_t m, const SvdDims& dims, const PlatformFacts& facts);
 
-// svd_quant through the fused kernel: the shared validation (V1-V6), the trivial results without
-// a launch, dense operands, the weights' pad scale bytes forced to 0x00, one launch.
+// svd_quant through the fused kernel: the shared validation (checkSvdQuant, the CPU op's checks),
+// the trivial results without a launch, dense operands, the weights' pad scale bytes forced to 0x00, one launch.
 at::Tensor svdQuantFused(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                          const at::Tensor& down, const at::Tensor& up, const PlatformFacts& facts,
                          const FusedLauncher& launch);

@@ -47,7 +47,7 @@ void npuFusedLaunch(uint32_t blockDim, const amct::mxfp4::FusedArgs& a, const at
 }
 #endif
 
-// V7: svd_quant's NPU path targets ascend950 only (built for dav-3510, running on an Ascend950).
+// svd_quant's NPU path targets ascend950 only (built for dav-3510, running on an Ascend950).
 void checkAscend950() {
   const std::string built = AMCT_SOC_NAME;
   TORCH_CHECK(built == "ascend950",
@@ -64,7 +64,7 @@ std::tuple<at::Tensor, at::Tensor> quantizeNpu(const at::Tensor& input, c10::str
 
 at::Tensor svdQuantNpu(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                        const at::Tensor& down, const at::Tensor& up) {
-  // V1-V6 first (the same messages as on the CPU), then V7.
+  // The CPU op's checks first (the same messages), then the ascend950 check.
   amct::mxfp4::checkSvdQuant(activation, weights, scales, down, up);
   checkAscend950();
 #if __NPU_ARCH__ == 3510

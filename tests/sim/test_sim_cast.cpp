@@ -1,4 +1,4 @@
-// Kernel sim: Cast is bit-exact for every (pair, mode) of ascendc_subset.md §5.3 implemented on
+// Kernel sim: Cast is bit-exact for every documented (pair, mode) implemented on
 // this arch, against an independent oracle: exact values in long double, the two neighbouring
 // codes of the destination found by binary search over decoded codes, and the mode's rule.
 // Unlisted modes raise SimError. `test_sim_cast dump DIR` also writes RINT conversions for the
@@ -414,7 +414,7 @@ int main(int argc, char** argv) {
   const std::vector<float> toHalf = FloatInputs(FmtOf<half>());
   const std::vector<float> toBf16 = FloatInputs(FmtOf<bfloat16_t>());
   const std::vector<float> plain = FloatInputs(FmtOf<float>());
-  // both arches (§5.3)
+  // both arches
   CheckPair<float, half>("half_to_float", All16<half>(), "N");
   CheckPair<float, bfloat16_t>("bf16_to_float", All16<bfloat16_t>(), "N");
   CheckPair<float, int16_t>("int16_to_float", AllSmallInts<int16_t>(), "N");

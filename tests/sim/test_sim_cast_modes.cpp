@@ -1,4 +1,4 @@
-// Kernel sim: the Cast (pair, mode)s of ascendc_subset.md §5.3 that the hifloat4_cast kernel
+// Kernel sim: the Cast (pair, mode)s that the hifloat4_cast kernel
 // uses, at their ties, neighbours, saturation edges and signed zeros, against bit patterns
 // written out by hand here (independent of the sim's rounding code). test_sim_cast.cpp covers
 // every pair and mode against an oracle; this program pins the cases the HiF4 numerics rely on

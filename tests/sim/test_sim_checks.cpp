@@ -1,5 +1,5 @@
-// Kernel sim: every §9 guard fires with a SimError naming the problem, and the positive paths
-// (TQue pipelines, flags, DataCopy/DataCopyPad semantics, vector ops, Compare/Select) work.
+// Kernel sim: every guard of the sim (common/ascendc_sim/README.md) fires with a SimError naming
+// the problem, and the positive paths (TQue pipelines, flags, DataCopy/DataCopyPad semantics, vector ops, Compare/Select) work.
 #include "sim_test.h"
 
 using namespace AscendC;
@@ -1012,7 +1012,7 @@ void TestPipeline() {
 // ---------------------------------------------------------------- DataCopy / DataCopyPad semantics
 void TestDataCopySemantics() {
   const uint32_t poisonBits = 0xFFFFFFFFu;
-  // §4 example: 3 rows of 47 floats, GM pitch 64 floats.
+  // A padded DataCopyPad: 3 rows of 47 floats, GM pitch 64 floats.
   std::vector<float> src(3 * 64), dst(3 * 64, -7.0f);
   for (uint32_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) + 0.5f;
   amct_sim::GmScope scope{{src.data(), src.size() * 4, false}, {dst.data(), dst.size() * 4, true}};

@@ -1,4 +1,4 @@
-// Kernel sim: Brcb, Gather and GatherMask (ascendc_subset.md §5.6, sim_gather.h) against
+// Kernel sim: Brcb, Gather and GatherMask (sim_gather.h) against
 // references computed here from the spec's formulas, for their 16- and 32-bit types, plus every
 // parameter/bounds/overlap/sync guard they add. Driven by tests/test_kernel_sim_ops.py.
 #include <algorithm>

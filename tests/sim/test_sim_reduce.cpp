@@ -1,4 +1,4 @@
-// Kernel sim: the repeat-form reductions of ascendc_subset.md §5.5 (sim_reduce.h) —
+// Kernel sim: the repeat-form reductions (sim_reduce.h) —
 // BlockReduceMax/Min/Sum and WholeReduceMax/Min/Sum — against brute-force references computed
 // here from the spec's lane/block/stride formulas, on half and float (and 3510's integer
 // WholeReduce), plus every parameter/alignment/bounds/overlap/sync guard they add.

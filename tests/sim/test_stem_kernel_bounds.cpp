@@ -22,7 +22,7 @@ constexpr int32_t kSentinel = 0x7EEEEEEE;
 constexpr int64_t kGuard = 64;  // sentinel elements before and after each output
 constexpr uint32_t kB = 2, kNq = 32, kNk = 2, kG = kNq / kNk, kMaxQb = 2, kMaxKb = 24;
 
-// §5 with the fused step as std::fmaf (the spec's own C++ form).
+// docs/stem_indexer.md §5 with the fused step as std::fmaf (the spec's own C++ form).
 int64_t SpecBudget(int64_t P, int64_t p, float alpha) {
   int64_t kStart = P;
   if (P >= 56) {
