@@ -30,7 +30,8 @@ uint32_t aicCores(const PlatformFacts& facts);
 amct_svdq::SvdFusedTiling computeFusedTiling(uint64_t m, const SvdDims& dims, const PlatformFacts& facts);
 
 // svd_quant through the fused kernel: the shared validation (checkSvdQuant, the CPU op's checks),
-// the trivial results without a launch, dense operands, the weights' pad scale bytes forced to 0x00, one launch.
+// the trivial results without a launch, dense operands, the weights' pad scale bytes forced to
+// 0x00, one launch.
 at::Tensor svdQuantFused(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                          const at::Tensor& down, const at::Tensor& up, const PlatformFacts& facts,
                          const FusedLauncher& launch);

@@ -9,7 +9,8 @@ namespace amct_mxfp4 {
 enum Mxfp4Dtype : uint32_t { kFp16 = 0, kBf16 = 1, kFp32 = 2, kDtypeCount = 3 };
 
 // docs/mxfp4.md A2 step 3 (the round_mode table): "round" = nearest, ties away (CAST_ROUND);
-// "rint" = ties to even (CAST_RINT); "floor" = toward -inf on the signed value (CAST_FLOOR on y >= 0, CAST_CEIL of |y| on y < 0).
+// "rint" = ties to even (CAST_RINT); "floor" = toward -inf on the signed value (CAST_FLOOR on
+// y >= 0, CAST_CEIL of |y| on y < 0).
 enum Mxfp4RoundMode : uint32_t { kRound = 0, kRint = 1, kFloor = 2, kRoundModeCount = 3 };
 
 constexpr uint32_t kMxBlock = 32;          // elements per MX block (one E8M0 scale)

@@ -1,5 +1,6 @@
 // Kernel sim: every guard of the sim (common/ascendc_sim/README.md) fires with a SimError naming
-// the problem, and the positive paths (TQue pipelines, flags, DataCopy/DataCopyPad semantics, vector ops, Compare/Select) work.
+// the problem, and the positive paths (TQue pipelines, flags, DataCopy/DataCopyPad semantics,
+// vector ops, Compare/Select) work.
 #include "sim_test.h"
 
 using namespace AscendC;
