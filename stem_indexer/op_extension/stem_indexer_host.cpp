@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-// The budget's fused step is normative (§5): this file is compiled with -ffp-contract=off
+// The budget's fused step is normative (docs/stem_indexer.md §5): this file is compiled with -ffp-contract=off
 // (stem_indexer/CMakeLists.txt) and calls std::fmaf explicitly.
 
 namespace amct {
@@ -83,7 +83,7 @@ void checkRate(const char* name, double value, float want) {
               " (within 1e-6 as float32), but got ", value);
 }
 
-// S5: the attribute values of §2.3.
+// S5: the attribute values of §2.
 void checkAttributes(const Attributes& a) {
   checkFixed(kOp, "stem_block_size", a.stemBlockSize, 128);
   checkFixed(kOp, "stem_stride", a.stemStride, 16);

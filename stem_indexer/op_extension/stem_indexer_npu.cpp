@@ -22,7 +22,7 @@ namespace {
 
 using amct::bytePtr;
 
-// S10: the device must be an ascend950 (this library is only built for dav-3510).
+// docs/stem_indexer.md S10: the device must be an ascend950 (this library is only built for dav-3510).
 void checkDeviceSoc(const char* op) {
   const char* soc = aclrtGetSocName();
   const std::string name = soc != nullptr ? soc : "";

@@ -121,7 +121,7 @@ def _run_case(name, make, attrs, prompt, expect, device, op=OP):
 
 
 def _metadata_example(device):
-    """§6: B=1, Nq=32, Nk=2, q = kv = 1024, causal -> 1 section, 4 records."""
+    """docs/stem_indexer.md §6: B=1, Nq=32, Nk=2, q = kv = 1024, causal -> 1 section, 4 records."""
     name = "section 6 example"
     try:
         lens = _lens([1024]).to(device)
