@@ -1,5 +1,5 @@
-"""StemIndexer inputs and the acceptance cases (each with its expected result), shared by the
-reference and operator tests.
+"""StemIndexer inputs and the test cases of docs/stem_indexer.md §8 (each with its expected
+result), shared by the reference and operator tests.
 
 Each case's expected prefixes are written here from the spec's text (never computed by the code
 under test): ``expect(b, h, i)`` returns the full valid prefix of row (b, h, i) as a list.

@@ -1,4 +1,4 @@
-"""Tests of the compiled StemIndexer operators (docs/stem_indexer.md Part C, §13).
+"""Tests of the compiled StemIndexer operators (docs/stem_indexer.md §8).
 
 Oracles: the executable spec ``reference.py`` (loaded from the source tree), whose own tests
 check it against the spec's tables and an independent brute-force selection
@@ -9,7 +9,7 @@ check it against the spec's tables and an independent brute-force selection
 
 Skipped while ``amct_ops.stem_indexer`` is not built. The CPU op selects natively (spec §7.1);
 the fused AscendC kernel runs through the kernel sim as ``_npu_stem_indexer_emulated``, which
-EmulatedKernelTest holds exactly to the CPU op (spec §13.4 "Emulated kernel").
+EmulatedKernelTest holds exactly to the CPU op.
 """
 import os
 import subprocess
@@ -78,7 +78,7 @@ def assert_same(test, got, want, what):
 
 
 def base_inputs(B=2, Nq=32, Nk=2, q=(128, 256), kv=(512, 512)):
-    """§13.3 base: B=2, q [128, 256], kv [512, 512], maxQb 2, maxKb 4."""
+    """The §8.3 base: B=2, q [128, 256], kv [512, 512], maxQb 2, maxKb 4."""
     return sc.build(list(q), list(kv), Nq=Nq, Nk=Nk, maxQb=2, maxKb=4)
 
 
@@ -148,7 +148,7 @@ def assert_reaches_topk(test, case, inputs):
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class RandomTest(unittest.TestCase):
     """R1-R5: bit-exact against the reference's selection of the sequential fp32 scores (the CPU
-    op's summation order), within the §8 tolerance of the reference itself, plus the §4
+    op's summation order), within the reference's own exact=False tolerance, plus the §4
     invariants."""
 
     def test_random_cases(self):
@@ -386,7 +386,7 @@ class IndependenceTest(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class EmulatedKernelTest(unittest.TestCase):
-    """§13.4: the fused AscendC kernel in the sim is exact against the CPU op on every A-case
+    """The fused AscendC kernel in the sim is exact against the CPU op on every A-case
     with maxKb <= 300 (all but A16 and A34), and R1 passes the reference with exact=False."""
 
     def test_acceptance_cases_with_at_most_300_key_blocks(self):
@@ -446,7 +446,7 @@ def check_section_4_invariants(test, out, q_len, kv_len, causal):
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class SpecPerformanceCaseTest(unittest.TestCase):
-    """§13.4 performance case (§7.1): B=1, Nq=32, Nk=4, q = kv = 131072, alpha 0.5, random
+    """The performance case of the CPU op (§7.1): B=1, Nq=32, Nk=4, q = kv = 131072, alpha 0.5, random
     inputs, causal and non-causal. Every row satisfies the §4 invariants, and whole heads (1024
     rows each, one per kv head) pass the reference's exact=False comparison, its ratio taken over
     the non-forced indices (the exact oracle of the sequential sum is too slow at this size). The
@@ -488,7 +488,7 @@ class SpecPerformanceCaseTest(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
 class BudgetHookTest(unittest.TestCase):
-    """The C++ budget equals reference.topk_budget (§13.2)."""
+    """The C++ budget equals reference.topk_budget (§5)."""
 
     def test_cpp_and_python_agree(self):
         Ps = sorted(set(range(0, 301)) | set(range(301, 3001, 37)) | set(sc.DECAY_TABLE) |
@@ -505,7 +505,7 @@ class BudgetHookTest(unittest.TestCase):
 
 
 def _e(inputs, **over):
-    """Call arguments of the §13.3 base with one fault."""
+    """Call arguments of the §8.3 base with one fault."""
     qflat, kflat, vbias, ql, kl, _ = inputs
     args = dict(qflat=qflat, kflat=kflat, vbias=vbias, q_seq_lens=ql, kv_seq_lens=kl,
                 metadata=torch.zeros(ref.metadata_capacity(qflat.size(0), kflat.size(1)), dtype=torch.int32))

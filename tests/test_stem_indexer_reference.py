@@ -1,4 +1,4 @@
-"""Tests of the StemIndexer executable spec ``reference.py`` (docs/stem_indexer.md §5, §6, §13.1, §13.2).
+"""Tests of the StemIndexer executable spec ``reference.py`` (docs/stem_indexer.md §5, §6, §8.1).
 
 The reference is loaded from the source tree (no build needed). Expected values are the spec's
 tables and acceptance prefixes (tests/stem_cases.py), an exact rational fmaf, and an independent

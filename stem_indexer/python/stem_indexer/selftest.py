@@ -52,7 +52,8 @@ def _r(a, b):
 
 A21 = _r(0, 6) + _r(8, 13) + _r(15, 20) + _r(23, 27) + _r(30, 34) + _r(37, 41) + _r(44, 48) + _r(51, 55) + _r(58, 63)
 
-# name, inputs, attributes, num_prompt_tokens, (b, h, i) -> prefix written in the spec (or None)
+# name (the cases of docs/stem_indexer.md §8.1 and §8.2), inputs, attributes, num_prompt_tokens,
+# (b, h, i) -> prefix written in the spec (or None)
 CASES = (
     ("A07 P=55 short path", lambda: _inputs([128], [7040]), dict(causal=False), None, lambda b, h, i: _r(0, 54)),
     ("A08 P=56 tier", lambda: _inputs([128], [7168]), dict(causal=False), None, lambda b, h, i: _r(0, 3) + _r(11, 55)),
