@@ -220,18 +220,6 @@ def unresolved_labels(rel, text, labels_of=docs_labels):
     return bad
 
 
-# Files whose labels are not all converted yet, with how many unresolved labels each still has
-# (a ratchet: a file may not gain any, and its count must come down as labels are converted).
-# The kernel sim, the kernels, stem_indexer_host.cpp and the *_npu.cpp / *_cpu.cpp files were
-# being rewritten by other sessions when this test came in; the stem_indexer tests and selftest
-# still name their acceptance cases by the design notes' numbers. Once empty, delete.
-LABELS_PENDING = {}  # filled below from _PENDING_TEXT
-_PENDING_TEXT = """
-"""
-for _line in _PENDING_TEXT.split("\n"):
-    if _line.strip():
-        _count, _rel = _line.split()
-        LABELS_PENDING[_rel] = int(_count)
 # This file's own examples of the rule (test_the_rule) are not citations.
 _NOT_SCANNED = {"tests/test_self_contained.py"}
 
@@ -244,26 +232,14 @@ class TestSectionLabelsResolve(unittest.TestCase):
         files = _tracked_files()
         if files is None:
             self.skipTest("not a git checkout: no tracked files to scan")
-        bad, lower = [], []
+        bad = []
         for rel in files:
             if rel in _NOT_SCANNED or Path(rel).suffix in (".json", ".png"):
                 continue
-            found = unresolved_labels(rel, (REPO / rel).read_text(encoding="utf-8", errors="replace"))
-            allowed = LABELS_PENDING.get(rel, 0)
-            if len(found) > allowed:
-                bad += found
-            elif len(found) < allowed:
-                lower.append(f"{rel}: {len(found)} (LABELS_PENDING says {allowed})")
+            bad += unresolved_labels(rel, (REPO / rel).read_text(encoding="utf-8", errors="replace"))
         self.assertEqual(bad, [], f"section labels no docs page defines (qualify them as docs/<page>.md "
                          "<label> with a page that has that heading or bold label, or state the fact without a "
                          "label):\n" + "\n".join(bad))
-        self.assertEqual(lower, [], "fewer unresolved labels than LABELS_PENDING allows: lower the counts")
-
-    def test_pending_files_exist(self):
-        files = _tracked_files()
-        if files is None:
-            self.skipTest("not a git checkout")
-        self.assertEqual(sorted(set(LABELS_PENDING) - set(files)), [], "LABELS_PENDING names files that are gone")
 
     def test_the_rule(self):
         pages = {"hifloat4": {"A2", "A3"}, "stem_indexer": {"§4.1"}}.get
