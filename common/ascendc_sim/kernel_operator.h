@@ -1,4 +1,4 @@
-// amct kernel sim: the CPU emulation of the AscendC API subset of ascendc_subset.md.
+// amct kernel sim: the CPU emulation of the AscendC API subset (docs/kernel_sim.md).
 //
 // Kernels include "kernel_operator.h"; in the CPU build (-DAMCT_KERNEL_SIM
 // -D__NPU_ARCH__=2201|3510 -I common/ascendc_sim) this file provides the subset with its exact

@@ -103,7 +103,7 @@ function(amct_use_torch target)
   set_target_properties(${target} PROPERTIES PREFIX "lib" BUILD_RPATH_USE_ORIGIN ON)
 endfunction()
 
-# The NPU-side settings (ascendc_subset.md section 8): CANN and torch_npu includes and libraries.
+# The NPU-side settings (docs/npu.md): CANN and torch_npu includes and libraries.
 function(amct_use_cann target)
   amct_find_torch_npu()
   set(_cann "$ENV{ASCEND_HOME_PATH}")

@@ -1,5 +1,5 @@
-// Kernel-side helpers every amct_ops AscendC kernel may share. Uses only the API subset of
-// ascendc_subset.md; included after "kernel_operator.h".
+// Kernel-side helpers every amct_ops AscendC kernel may share. Uses only the API subset the
+// kernel sim emulates (docs/kernel_sim.md); included after "kernel_operator.h".
 #pragma once
 
 #include "kernel_operator.h"
