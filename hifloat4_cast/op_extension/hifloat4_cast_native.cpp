@@ -23,6 +23,7 @@ void fakeQuantInto(const at::Tensor& input, int64_t d, const at::Tensor& out) {
   const at::Tensor x = input.contiguous();
   int64_t inner = 1;
   for (int64_t i = d + 1; i < x.dim(); ++i) inner *= x.size(i);
+  const amct::cpu::IeeeSubnormals ieee;  // whatever the caller's FTZ/DAZ modes
   const CpuKernels& k = cpuKernelsForThisCpu();
   const int dt = dtypeOf(x.scalar_type());
   if (inner == 1) {
@@ -35,6 +36,7 @@ void fakeQuantInto(const at::Tensor& input, int64_t d, const at::Tensor& out) {
 void packInto(const at::Tensor& input, const at::Tensor& scale, const at::Tensor& value) {
   if (input.numel() == 0) return;
   const at::Tensor x = input.contiguous();
+  const amct::cpu::IeeeSubnormals ieee;  // whatever the caller's FTZ/DAZ modes
   cpuKernelsForThisCpu().pack[dtypeOf(x.scalar_type())](dataOf(x), scale.data_ptr<uint8_t>(),
                                                          value.data_ptr<uint8_t>(), x.numel() / kBlock);
 }
@@ -43,6 +45,7 @@ void unpackInto(const at::Tensor& scale, const at::Tensor& value, const at::Tens
   if (scale.numel() == 0 || value.numel() == 0) return;
   const at::Tensor s = scale.contiguous();
   const at::Tensor v = value.contiguous();
+  const amct::cpu::IeeeSubnormals ieee;  // whatever the caller's FTZ/DAZ modes
   cpuKernelsForThisCpu().unpack[dtypeOf(out.scalar_type())](s.const_data_ptr<uint8_t>(), v.const_data_ptr<uint8_t>(),
                                                             out.data_ptr(), s.numel() / 4);
 }

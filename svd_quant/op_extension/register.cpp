@@ -116,8 +116,8 @@ at::Tensor svdQuantEmulated(const at::Tensor& activation, const at::Tensor& weig
 #if __NPU_ARCH__ == 3510
   return amct::mxfp4::svdQuantFused(activation, weights, scales, down, up, amct::simPlatformFacts(), simFusedLaunch);
 #else
-  TORCH_CHECK(false, "_svd_quant_emulated: the fused svd_quant kernel is dav-3510 code; this build's kernels are for ",
-              AMCT_NPU_ARCH_NAME, " (build with `bash ops_build.sh --soc ascend950`)");
+  TORCH_CHECK(false, "_svd_quant_emulated: the fused svd_quant kernel is dav-3510 code; this build's kernels are for dav-",
+              __NPU_ARCH__, " (build with `bash ops_build.sh --soc ascend950`)");
 #endif
 }
 
