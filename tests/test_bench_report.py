@@ -12,11 +12,13 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 from unittest import mock
 
 try:
-    from amct_ops import _benchplot, _cli
+    from amct_ops import _benchplot, _benchutil, _cli
 except ImportError:  # pragma: no cover - not built
     raise unittest.SkipTest("amct_ops is not built: run `bash ops_build.sh`") from None
 
@@ -53,10 +55,42 @@ class MarkdownReportTest(unittest.TestCase):
 
     def test_report_warns_when_the_machine_was_overloaded(self):
         busy = payload("table A", [])
-        busy["machine"] = dict(FACTS, load_average_before=7.5)
+        busy["machine"] = dict(FACTS, load_average_before=7.5, other_load_before=1.5)
         text = _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", busy, "")])
         self.assertIn("**Warning: measured on an overloaded machine**", text)
-        self.assertIn("pkg_a 7.5", text)
+        self.assertIn("pkg_a 1.5", text)
+
+    def test_a_high_load_average_of_our_own_threads_is_no_warning(self):
+        # In `bench --all` the load average still counts the previous package's threads.
+        ours = payload("table A", [])
+        ours["machine"] = dict(FACTS, load_average_before=1.8, other_load_before=0.1)
+        text = _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", ours, "")])
+        self.assertNotIn("overloaded", text)
+        self.assertNotIn("warning", text.lower().split("## pkg_a")[1])
+
+    def test_other_work_load_sees_a_busy_child_and_not_our_own_work(self):
+        if _benchutil.other_work_load(0.05) is None:
+            self.skipTest("no /proc/stat on this OS")
+        stop = threading.Event()
+
+        def spin():
+            while not stop.is_set():
+                pass
+        thread = threading.Thread(target=spin)
+        thread.start()
+        try:
+            own = _benchutil.other_work_load(1.0)
+        finally:
+            stop.set()
+            thread.join()
+        child = subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<3: pass"])
+        try:
+            time.sleep(0.3)
+            other = _benchutil.other_work_load(1.0)
+        finally:
+            child.wait()
+        self.assertGreater(other, 0.6, "a spinning child process keeps one CPU busy")
+        self.assertLess(own, other - 0.4, "our own spinning thread is not other work")
 
     def test_bench_all_runs_every_package_with_the_common_options(self):
         calls = []
@@ -193,7 +227,7 @@ class SummaryTest(unittest.TestCase):
 
     def test_summary_warns_when_the_machine_was_busy(self):
         doc = self.document()
-        doc["packages"][0]["payload"]["machine"] = dict(FACTS, load_average_before=5.0)
+        doc["packages"][0]["payload"]["machine"] = dict(FACTS, load_average_before=5.0, other_load_before=1.2)
         self.assertIn("**Measured on a busy machine", _benchplot.summary_block(doc))
 
     def test_summary_replaces_only_the_marked_block(self):

@@ -100,7 +100,7 @@ def plot_results(package, results, path, facts=None):
         sub = (f"\n{facts.get('cpu_model', '?')}, {facts.get('nproc', '?')} CPUs, torch "
                f"{facts.get('torch', '?')}, {facts.get('torch_threads', '?')} threads, "
                f"load {facts.get('load_average_before', '?')}")
-        if bu.busy_warning(facts.get("load_average_before"), facts.get("nproc")):
+        if bu.busy_warning(bu.competing_load(facts), facts.get("nproc")):
             sub += "\nmeasured on an overloaded machine: unreliable"
     fig.suptitle(f"amct_ops bench {package}: throughput against size{sub}", fontsize=9)
     fig.tight_layout()
@@ -153,8 +153,11 @@ METHOD = (
     "less of it; the 1-thread rows show each figure without this effect.",
     "  - *Repeats.* Hence the runs: the median of `--runs` runs is the figure, min and max show how much "
     "the machine moved.",
-    "- Load: the 1-, 5- and 15-minute load averages as each benchmark started; a warning marks a busy "
-    "machine, where even the same-run ratios are unreliable.",
+    "- Load: the 1-, 5- and 15-minute load averages as each benchmark started. They count the "
+    "benchmark's own threads too (in `--all`, those of the package before), so the warning of a busy "
+    "machine, where even the same-run ratios are unreliable, is decided by another measure: the CPUs "
+    "kept busy by other processes over one second before each benchmark (`/proc/stat` less our own CPU "
+    "time), at least half of them.",
     "",
 )
 
@@ -180,11 +183,11 @@ def markdown_report(command, runs, now=None, duration_s=None):
              + (f"; the run took {_format_duration(duration_s)} of wall time." if duration_s is not None else "."), ""]
     lines += list(METHOD)
     busy = [(pkg, p["machine"]) for pkg, _, p, _ in runs
-            if p is not None and bu.busy_warning(p["machine"].get("load_average_before"), p["machine"].get("nproc"))]
+            if p is not None and bu.busy_warning(bu.competing_load(p["machine"]), p["machine"].get("nproc"))]
     if busy:
-        loads = ", ".join(f"{pkg} {m.get('load_average_before')}" for pkg, m in busy)
-        lines += [f"**Warning: measured on an overloaded machine** (1-minute load average as each benchmark "
-                  f"started, on {busy[0][1].get('nproc')} CPUs: {loads}). Other work competed with every "
+        loads = ", ".join(f"{pkg} {bu.competing_load(m)}" for pkg, m in busy)
+        lines += [f"**Warning: measured on an overloaded machine** (CPUs kept busy by other processes as each "
+                  f"benchmark started, on {busy[0][1].get('nproc')} CPUs: {loads}). Other work competed with every "
                   "timing, so even the same-run ratios below are unreliable: regenerate on a quiet machine "
                   "before quoting them.", ""]
     for package, description, payload, reason in runs:
@@ -197,7 +200,7 @@ def markdown_report(command, runs, now=None, duration_s=None):
         load_text = " / ".join(f"{v:g}" for v in loads) if loads else facts.get("load_average_before")
         lines += [f"Machine: {machine_line(facts)}; load average {load_text}; "
                   f"this benchmark took {_format_duration(facts.get('duration_s'))}.", ""]
-        busy = bu.busy_warning(facts.get("load_average_before"), facts.get("nproc"))
+        busy = bu.busy_warning(bu.competing_load(facts), facts.get("nproc"))
         if busy:
             lines += [busy, ""]
         for table in payload.get("tables", []):
@@ -273,7 +276,9 @@ def summary_block(document):
              + (f", 1-minute load {min(loads):g}-{max(loads):g}" if loads else "")
              + "; every figure and its method: [docs/performance.md](docs/performance.md)."]
     nprocs = [p["payload"]["machine"].get("nproc") for p in document["packages"] if p["payload"]]
-    if loads and nprocs and bu.busy_warning(max(loads), max(n or 0 for n in nprocs)):
+    others = [bu.competing_load(p["payload"]["machine"]) for p in document["packages"] if p["payload"]]
+    others = [v for v in others if v is not None]
+    if others and nprocs and bu.busy_warning(max(others), max(n or 0 for n in nprocs)):
         lines += ["", "**Measured on a busy machine: regenerate on a quiet one before quoting these figures.**"]
     lines += ["", SUMMARY_END]
     return "\n".join(lines)

@@ -404,12 +404,57 @@ def load_average():
         return None
 
 
+def _busy_cpu_seconds():
+    """CPU-seconds all CPUs have spent busy since boot (``/proc/stat``), or None off Linux."""
+    try:
+        with open("/proc/stat", encoding="utf-8") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 8:
+        return None
+    # user nice system idle iowait irq softirq [steal ...]: everything but idle and iowait is busy.
+    ticks = [int(v) for v in fields[1:]]
+    busy = sum(ticks[:3]) + sum(ticks[5:8])
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds():
+    t = os.times()
+    return t.user + t.system
+
+
+def other_work_load(window_s=1.0):
+    """CPUs kept busy by *other* processes over the next ``window_s`` seconds, or None off Linux.
+
+    The load average cannot tell other work from ours: right after one package of ``bench --all``
+    it still counts that package's two torch threads. This samples the busy time of all CPUs
+    and subtracts this process's own CPU time over the same window.
+    """
+    before, own_before = _busy_cpu_seconds(), _own_cpu_seconds()
+    if before is None:
+        return None
+    time.sleep(window_s)
+    after, own_after = _busy_cpu_seconds(), _own_cpu_seconds()
+    other = (after - before) - (own_after - own_before)
+    return round(max(other, 0.0) / window_s, 2)
+
+
+def competing_load(facts):
+    """The load of other work as a benchmark started (``other_work_load``), if it was recorded."""
+    return facts.get("other_load_before")
+
+
 def busy_warning(load, nproc):
-    """A warning line when other work was running as the benchmark started, else ''."""
+    """A warning line when other work kept >= half the CPUs busy as the benchmark started, else ''.
+
+    ``load`` is ``other_work_load()``'s measure (CPUs busy with other processes), not the load
+    average, which counts the benchmark's own threads too.
+    """
     if load is None or not nproc or load < 0.5 * nproc:
         return ""
-    return (f"warning: the machine was busy in the minute before the benchmark (load average {load} on "
-            f"{nproc} CPUs); work competing with torch's worker threads makes the numbers noisy.")
+    return (f"warning: other work kept {load} of {nproc} CPUs busy as the benchmark started; work "
+            f"competing with torch's worker threads makes the numbers noisy.")
 
 
 def load_averages():

@@ -799,6 +799,7 @@ def cmd_bench(args):
     if bargs.plot and not _plotting_available():
         return EXIT_UNAVAILABLE
     load_before, loads_before = _benchutil.load_average(), _benchutil.load_averages()
+    other_load = None if bargs.npu_estimate else _benchutil.other_work_load()
     if bargs.npu_estimate:
         return _bench_npu_estimate(args.op, mod, bargs)
     started = time.perf_counter()
@@ -809,6 +810,7 @@ def cmd_bench(args):
     facts = _benchutil.machine_facts()
     facts["load_average_before"] = load_before
     facts["load_averages_before"] = loads_before
+    facts["other_load_before"] = other_load
     facts["duration_s"] = round(time.perf_counter() - started, 1)
     facts["amct_ops"] = _version()
     info = _build_info()
