@@ -53,18 +53,20 @@ class MarkdownReportTest(unittest.TestCase):
         self.assertIn("Not measured: the benchmark exited with 2", text)
         self.assertNotIn("overloaded", text)
 
+    @staticmethod
+    def report_measured_with(**machine):
+        measured = payload("table A", [])
+        measured["machine"] = dict(FACTS, **machine)
+        return _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", measured, "")])
+
     def test_report_warns_when_the_machine_was_overloaded(self):
-        busy = payload("table A", [])
-        busy["machine"] = dict(FACTS, load_average_before=7.5, other_load_before=1.5)
-        text = _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", busy, "")])
+        text = self.report_measured_with(load_average_before=7.5, other_load_before=1.5)
         self.assertIn("**Warning: measured on an overloaded machine**", text)
         self.assertIn("pkg_a 1.5", text)
 
     def test_a_high_load_average_of_our_own_threads_is_no_warning(self):
         # In `bench --all` the load average still counts the previous package's threads.
-        ours = payload("table A", [])
-        ours["machine"] = dict(FACTS, load_average_before=1.8, other_load_before=0.1)
-        text = _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", ours, "")])
+        text = self.report_measured_with(load_average_before=1.8, other_load_before=0.1)
         self.assertNotIn("overloaded", text)
         self.assertNotIn("warning", text.lower().split("## pkg_a")[1])
 

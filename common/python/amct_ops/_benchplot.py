@@ -100,7 +100,7 @@ def plot_results(package, results, path, facts=None):
         sub = (f"\n{facts.get('cpu_model', '?')}, {facts.get('nproc', '?')} CPUs, torch "
                f"{facts.get('torch', '?')}, {facts.get('torch_threads', '?')} threads, "
                f"load {facts.get('load_average_before', '?')}")
-        if bu.busy_warning(bu.competing_load(facts), facts.get("nproc")):
+        if bu.busy_warning(facts):
             sub += "\nmeasured on an overloaded machine: unreliable"
     fig.suptitle(f"amct_ops bench {package}: throughput against size{sub}", fontsize=9)
     fig.tight_layout()
@@ -183,9 +183,9 @@ def markdown_report(command, runs, now=None, duration_s=None):
              + (f"; the run took {_format_duration(duration_s)} of wall time." if duration_s is not None else "."), ""]
     lines += list(METHOD)
     busy = [(pkg, p["machine"]) for pkg, _, p, _ in runs
-            if p is not None and bu.busy_warning(bu.competing_load(p["machine"]), p["machine"].get("nproc"))]
+            if p is not None and bu.busy_warning(p["machine"])]
     if busy:
-        loads = ", ".join(f"{pkg} {bu.competing_load(m)}" for pkg, m in busy)
+        loads = ", ".join(f"{pkg} {m['other_load_before']}" for pkg, m in busy)
         lines += [f"**Warning: measured on an overloaded machine** (CPUs kept busy by other processes as each "
                   f"benchmark started, on {busy[0][1].get('nproc')} CPUs: {loads}). Other work competed with every "
                   "timing, so even the same-run ratios below are unreliable: regenerate on a quiet machine "
@@ -200,7 +200,7 @@ def markdown_report(command, runs, now=None, duration_s=None):
         load_text = " / ".join(f"{v:g}" for v in loads) if loads else facts.get("load_average_before")
         lines += [f"Machine: {machine_line(facts)}; load average {load_text}; "
                   f"this benchmark took {_format_duration(facts.get('duration_s'))}.", ""]
-        busy = bu.busy_warning(bu.competing_load(facts), facts.get("nproc"))
+        busy = bu.busy_warning(facts)
         if busy:
             lines += [busy, ""]
         for table in payload.get("tables", []):
@@ -275,10 +275,7 @@ def summary_block(document):
              f"Measured {document['date']} on {cpu}"
              + (f", 1-minute load {min(loads):g}-{max(loads):g}" if loads else "")
              + "; every figure and its method: [docs/performance.md](docs/performance.md)."]
-    nprocs = [p["payload"]["machine"].get("nproc") for p in document["packages"] if p["payload"]]
-    others = [bu.competing_load(p["payload"]["machine"]) for p in document["packages"] if p["payload"]]
-    others = [v for v in others if v is not None]
-    if others and nprocs and bu.busy_warning(max(others), max(n or 0 for n in nprocs)):
+    if any(bu.busy_warning(p["payload"]["machine"]) for p in document["packages"] if p["payload"]):
         lines += ["", "**Measured on a busy machine: regenerate on a quiet one before quoting these figures.**"]
     lines += ["", SUMMARY_END]
     return "\n".join(lines)

@@ -440,17 +440,14 @@ def other_work_load(window_s=1.0):
     return round(max(other, 0.0) / window_s, 2)
 
 
-def competing_load(facts):
-    """The load of other work as a benchmark started (``other_work_load``), if it was recorded."""
-    return facts.get("other_load_before")
-
-
-def busy_warning(load, nproc):
+def busy_warning(facts):
     """A warning line when other work kept >= half the CPUs busy as the benchmark started, else ''.
 
-    ``load`` is ``other_work_load()``'s measure (CPUs busy with other processes), not the load
-    average, which counts the benchmark's own threads too.
+    ``facts``: a benchmark's machine facts. It is judged by their ``other_load_before``
+    (``other_work_load()``'s measure), not by the load average, which counts the benchmark's own
+    threads too.
     """
+    load, nproc = facts.get("other_load_before"), facts.get("nproc")
     if load is None or not nproc or load < 0.5 * nproc:
         return ""
     return (f"warning: other work kept {load} of {nproc} CPUs busy as the benchmark started; work "

@@ -799,9 +799,9 @@ def cmd_bench(args):
     if bargs.plot and not _plotting_available():
         return EXIT_UNAVAILABLE
     load_before, loads_before = _benchutil.load_average(), _benchutil.load_averages()
-    other_load = None if bargs.npu_estimate else _benchutil.other_work_load()
     if bargs.npu_estimate:
         return _bench_npu_estimate(args.op, mod, bargs)
+    other_load = _benchutil.other_work_load()
     started = time.perf_counter()
     try:
         out = mod.run(bargs) or {}
@@ -836,7 +836,7 @@ def cmd_bench(args):
           f"torch threads {facts['torch_threads']}; python {facts['python']}, torch {facts['torch']}; "
           f"amct_ops backend {facts['backend']}, soc {facts['soc']}, device {facts['device']}"
           + (f"; sim {sim['aiv_cores']} AIV cores, {sim['ub_bytes']} B UB" if sim else ""))
-    busy = _benchutil.busy_warning(load_before, facts["nproc"])
+    busy = _benchutil.busy_warning(facts)
     if busy:
         print()
         print(busy)
