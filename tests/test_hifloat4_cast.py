@@ -1,4 +1,4 @@
-"""Tests of the compiled ``hifloat4_cast`` operators (docs/hifloat4.md, Part D, D2-D12).
+"""Tests of the compiled ``hifloat4_cast`` operators (docs/hifloat4.md, the Tests table, D2-D12).
 
 Every expected value comes from the executable spec ``reference.py`` (loaded from the source
 tree), from the golden vectors, or from constants written in the spec -- never from the
@@ -19,7 +19,7 @@ sim as the private ops ``_hifloat4_*_emulated``: the ``kernel=True`` paths below
 sizes: properties of the kernel) and the launch counts. tests/test_hifloat4_native.py holds the
 two bit for bit to each other, per SIMD path, and tests the out= overloads.
 
-Map to Part D / the issue's bars: D2 TestD2Vectors; D3 TestD3Fuzz (>= 2M elements per dtype,
+Map to the Tests table of docs/hifloat4.md and the issue's bars: D2 TestD2Vectors; D3 TestD3Fuzz (>= 2M elements per dtype,
 qdim -1, 0, a middle dim and their other forms); D4 TestD4Identity (C5 on every D3 input);
 D5 TestD5Layout; D6 TestD6Independence (threads, 1 / 3 / 8 cores, 40 KB UB, odd row lengths);
 D7 TestD7DeviceHealth; D8 TestD8Errors (C6 texts); D9 TestD9Shapes (ranks, strides, empty

@@ -1,4 +1,4 @@
-"""Checks of the HiFloat4 executable spec ``reference.py`` (docs/hifloat4.md C7, Part D).
+"""Checks of the HiFloat4 executable spec ``reference.py`` (docs/hifloat4.md C7 and the Tests table).
 
 * D1: the reference against all 15 golden vectors (outputs, S, flags, pack bytes, unpack).
 * A6: every worked example, with the spec's numbers.

@@ -1,4 +1,4 @@
-"""Tests of the compiled ``hifloat8_cast`` operators (docs/hifloat8.md, Part D, D3-D14).
+"""Tests of the compiled ``hifloat8_cast`` operators (docs/hifloat8.md, the Tests table, D3-D14).
 
 Every expected value comes from the executable spec ``reference.py``, from the independent
 float64 oracle of ``hif8_oracle.py``, from the golden vectors, or from constants written in the

@@ -1,4 +1,4 @@
-"""Tests of the ``svd_quant`` package (docs/mxfp4.md, Part C cases 1-27).
+"""Tests of the ``svd_quant`` package (the rules of docs/mxfp4.md A1-A7 and its accuracy table).
 
 Oracles: ``reference.py`` (the executable spec, loaded from the source tree), the independent
 brute-force quantizer ``mxfp4_oracle.py`` (plain Python floats, nearest-grid search), exact
@@ -744,7 +744,7 @@ class TestDecomposeAndLinear(unittest.TestCase):
         x = torch.randn(64, 256).to(BF16)
         layer = sq.SVDQuantLinear.from_linear(linear, rank=32)
         svd_err, plain_err = self.errors(layer, linear, x.float())
-        print(f"\nC25 relative Frobenius error: SVDQuantLinear {svd_err:.4f}, plain MXFP4 {plain_err:.4f}")
+        print(f"\nrank-4 outlier weight, relative Frobenius error: SVDQuantLinear {svd_err:.4f}, plain MXFP4 {plain_err:.4f}")
         self.assertLessEqual(svd_err, 0.04)
         self.assertLessEqual(svd_err, 0.5 * plain_err)
 
@@ -759,7 +759,7 @@ class TestDecomposeAndLinear(unittest.TestCase):
         smooth_err, _ = self.errors(layer, linear, x)
         plain_layer = sq.SVDQuantLinear.from_linear(linear, rank=32)
         unsmoothed_err, _ = self.errors(plain_layer, linear, x)
-        print(f"\nC26 relative error: smoothed {smooth_err:.4f}, unsmoothed {unsmoothed_err:.4f}")
+        print(f"\nsmoothing, relative error: smoothed {smooth_err:.4f}, unsmoothed {unsmoothed_err:.4f}")
         self.assertLessEqual(smooth_err, 0.03)
         self.assertLess(smooth_err, 0.75 * unsmoothed_err, "smoothing helps (typical 0.010-0.013 vs 0.020-0.031)")
 
