@@ -217,10 +217,14 @@ kernel_flags = ""
 flags_file = os.path.join(os.environ["AMCT_COMMON_BUILD"], "amct_kernel_flags.txt")
 if backend == "npu" and os.path.isfile(flags_file):
     kernel_flags = open(flags_file).read().strip()
+# The arches each package's kernels run as in the kernel sim: the build's, and dav-3510 for the
+# kernels amct_add_operator's KERNEL_3510 puts in libamct_<op>_sim3510.so (docs/kernel_sim.md).
+sim_archs = {op: sorted({npu_arch} | ({"dav-3510"} if f"libamct_{op}_sim3510.so" in libs else set()))
+             for op, libs in libraries.items()}
 info = {"version": version, "soc": soc, "backend": backend, "npu_arch": npu_arch,
         "torch_version": torch.__version__, "compiler": compiler, "revision": revision,
         "kernel_flags": kernel_flags,
-        "libraries": libraries}
+        "libraries": libraries, "sim_archs": sim_archs}
 with open(os.path.join(stage, "_build_info.py"), "w") as f:
     f.write('"""Written by ops_build.sh: what this build of amct_ops contains."""\n')
     f.write("BUILD_INFO = " + json.dumps(info, indent=4) + "\n")

@@ -482,35 +482,6 @@ class SimLaunchTest(_ProgramTest):
             default = run_program(exe).stdout.splitlines()[0]
             self.assertEqual(default, "40 196608" if arch == 2201 else "40 253952")
 
-    def test_arch_mismatch_between_state_and_kernel_detected(self):
-        src = _work_dir() / "arch_mismatch.cpp"
-        src.write_text(
-            '#include "kernel_operator.h"\n#include <cstdio>\n'
-            'int main() { try { amct_sim::Launch("k", 1, [] {}); } catch (const amct_sim::SimError& e) {'
-            ' std::printf("%s\\n", e.what()); return 0; } return 1; }\n'
-        )
-        state = _work_dir() / "state_3510.o"
-        cmd = [
-            CXX,
-            "-O0",
-            "-c",
-            *BASE_FLAGS,
-            "-D__NPU_ARCH__=3510",
-            str(SIM_DIR / "amct_sim_state.cpp"),
-            "-o",
-            str(state),
-        ]
-        self.assertEqual(subprocess.run(cmd, capture_output=True, timeout=TIMEOUT, check=False).returncode, 0)
-        exe = _work_dir() / "arch_mismatch"
-        cmd = [CXX, "-O0", *BASE_FLAGS, "-D__NPU_ARCH__=2201", str(src), str(state), "-o", str(exe)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        run = run_program(exe)
-        self.assertEqual(run.returncode, 0)
-        self.assertIn(
-            "compiled for __NPU_ARCH__ 2201 but amct_sim_state.cpp (libamct_common) for 3510", run.stdout
-        )
-
 
 class SimSharedStateTest(unittest.TestCase):
     """The process-wide state is one object even when several shared libraries use the sim."""
@@ -527,7 +498,7 @@ class SimSharedStateTest(unittest.TestCase):
         main = (
             '#include "amct_sim_host.h"\n#include <cstdio>\n'
             'extern "C" int liba_run(uint32_t); extern "C" int libb_run(uint32_t);\n'
-            "int main() { amct_sim::SetPlatform(3, 0);\n"
+            "int main() { amct_sim::SetPlatform(3, 0, 2201);\n"
             "  int r = liba_run(3) * 1 + libb_run(3) * 2 + (1 - liba_run(4)) * 4 + (1 - libb_run(4)) * 8;\n"
             '  std::printf("%d %llu\\n", r, (unsigned long long)amct_sim::LaunchCount()); return 0; }\n'
         )
@@ -604,6 +575,91 @@ class SimSharedStateTest(unittest.TestCase):
             ["0", "4"],
             "both libraries see the main program's SetPlatform(3) and count launches",
         )
+
+
+class SimTwoArchLibrariesTest(unittest.TestCase):
+    """Kernels of both arches in one process, as a dav-2201 build runs its KERNEL_3510 kernels
+    (docs/kernel_sim.md): one state (compiled without __NPU_ARCH__), a dav-2201 kernel library and
+    a dav-3510 one linked with common/cmake/amct_sim_3510.map. Each launch sees its own arch's UB
+    default and limit, and the shared switches (platform override, hardware modes, cost model)
+    reach both. The same 3510 library linked without the map runs the dav-2201 copies of the
+    sim's inline functions (the ODR violation the map prevents)."""
+
+    KERNEL = (
+        '#include "kernel_operator.h"\n#include <cstdio>\n'
+        'extern "C" __attribute__((visibility("default"))) void NAME(char* out, size_t n) {\n'
+        "  try { uint64_t ub = 0; int strict = -1;\n"
+        '    amct_sim::Launch("kARCH", 1, [&] { ub = amct_sim::detail::t_ctx->ubLimit;'
+        " strict = amct_sim::detail::t_ctx->strictSync; });\n"
+        '    std::snprintf(out, n, "%llu/%d", (unsigned long long)ub, strict); }\n'
+        '  catch (const amct_sim::SimError& e) { std::snprintf(out, n, "[%s]", e.what()); } }\n'
+    )
+    MAIN = (
+        '#include "amct_sim_host.h"\n#include <cstdio>\n#include <cstdlib>\n'
+        'extern "C" void k2201_run(char*, size_t); extern "C" void amct_k3510_launch(char*, size_t);\n'
+        "static void report(const char* what) { char a[256] = {0}, b[256] = {0};\n"
+        "  k2201_run(a, sizeof(a)); amct_k3510_launch(b, sizeof(b));\n"
+        '  std::printf("%s 2201=%s 3510=%s\\n", what, a, b); }\n'
+        'int main() { report("default");\n'
+        '  amct_sim::SetPlatform(0, 253952, 3510); report("override"); amct_sim::SetPlatform(0, 0, 2201);\n'
+        '  amct_sim::SetModes(amct_sim::HardwareModes{false, false, true}); report("strict"); amct_sim::ResetModes();\n'
+        "  amct_sim::CostStart(3510, 0);\n"
+        "  char a[256], b[256]; k2201_run(a, sizeof(a)); amct_k3510_launch(b, sizeof(b));\n"
+        "  for (const amct_sim::CostRecord& r : amct_sim::CostStop())"
+        ' std::printf("cost %s build %d table %d\\n", r.kernel, r.buildArch, r.tableArch);\n'
+        '  setenv("AMCT_SIM_UB_SIZE", "200000", 1); report("env"); return 0; }\n'
+    )
+
+    @classmethod
+    def setUpClass(cls):
+        work = _work_dir() / "two_arch"
+        work.mkdir(exist_ok=True)
+        (work / "k2201.cpp").write_text(cls.KERNEL.replace("NAME", "k2201_run").replace("ARCH", "2201"))
+        (work / "k3510.cpp").write_text(cls.KERNEL.replace("NAME", "amct_k3510_launch").replace("ARCH", "3510"))
+        (work / "main.cpp").write_text(cls.MAIN)
+        shared = [CXX, "-O0", "-fPIC", "-shared", *BASE_FLAGS]
+        link = ["-L", str(work), "-lstate", f"-Wl,-rpath,{work}"]
+        mapfile = Path(__file__).resolve().parents[1] / "common" / "cmake" / "amct_sim_3510.map"
+        steps = [
+            [*shared, str(SIM_DIR / "amct_sim_state.cpp"), "-o", str(work / "libstate.so")],
+            [*shared, "-D__NPU_ARCH__=2201", str(work / "k2201.cpp"), *link, "-o", str(work / "libk2201.so")],
+            [*shared, "-D__NPU_ARCH__=3510", "-fvisibility-inlines-hidden", str(work / "k3510.cpp"), *link,
+             f"-Wl,--version-script={mapfile}", "-o", str(work / "map" / "libk3510.so")],
+            [*shared, "-D__NPU_ARCH__=3510", str(work / "k3510.cpp"), *link, "-o", str(work / "nomap" / "libk3510.so")],
+        ]
+        (work / "map").mkdir(exist_ok=True)
+        (work / "nomap").mkdir(exist_ok=True)
+        for cmd in steps:
+            _run_compiler(cmd, cmd[-1])
+        cls.out = {}
+        for variant in ("map", "nomap"):
+            exe = work / f"main_{variant}"
+            # libk2201 first: its dav-2201 copies come first in the lookup order.
+            _run_compiler([CXX, "-O0", *BASE_FLAGS, str(work / "main.cpp"), str(work / "libk2201.so"),
+                           str(work / variant / "libk3510.so"), str(work / "libstate.so"),
+                           f"-Wl,-rpath,{work}:{work / variant}", "-o", str(exe)], exe)
+            proc = run_program(exe)
+            assert proc.returncode == 0, proc.stderr
+            cls.out[variant] = proc.stdout.splitlines()
+
+    def test_each_launch_sees_its_arch(self):
+        out = self.out["map"]
+        self.assertEqual(out[0], "default 2201=196608/0 3510=253952/0")
+        self.assertTrue(out[1].startswith("override 2201=[amct kernel sim: SetPlatform: UB bytes must be in "
+                                          "[1024, 196608] (the usable UB of __NPU_ARCH__ 2201), got 253952]"), out[1])
+        self.assertTrue(out[1].endswith(" 3510=253952/0"), out[1])
+        self.assertTrue(out[-1].startswith("env 2201=[amct kernel sim: environment AMCT_SIM_UB_SIZE: UB bytes must be "
+                                           "in [1024, 196608] (the usable UB of __NPU_ARCH__ 2201), got 200000]"),
+                        out[-1])
+        self.assertTrue(out[-1].endswith(" 3510=200000/0"), out[-1])
+
+    def test_shared_switches_reach_both(self):
+        out = self.out["map"]
+        self.assertEqual(out[2], "strict 2201=196608/1 3510=253952/1")
+        self.assertEqual(out[3:5], ["cost k2201 build 2201 table 3510", "cost k3510 build 3510 table 3510"])
+
+    def test_without_the_map_the_3510_library_runs_2201_code(self):
+        self.assertNotEqual(self.out["nomap"][0], "default 2201=196608/0 3510=253952/0", self.out["nomap"])
 
 
 class SimCostTest(_ProgramTest):
@@ -1114,8 +1170,8 @@ class SimCompileTimeGuardsTest(unittest.TestCase):
             jobs[("pp", name)] = _pool.submit(_syntax_only, f"pp_{name}", src, defines)
         host = (
             '#include "amct_sim_host.h"\nint main() { amct_sim::GmScope s{{nullptr, 0, false}};'
-            " amct_sim::PlatformFacts f = amct_sim::GetPlatform(); amct_sim::SetPlatform(0, 0);"
-            " return static_cast<int>(amct_sim::LaunchCount() + amct_sim::ArchUbBytes() + f.aivCores); }\n"
+            " amct_sim::PlatformFacts f = amct_sim::GetPlatform(2201); amct_sim::SetPlatform(0, 0, 3510);"
+            " return static_cast<int>(amct_sim::LaunchCount() + amct_sim::ArchUbBytes(3510) + f.aivCores); }\n"
         )
         jobs[("host", 0)] = _pool.submit(_syntax_only, "host_header", host, [], True)
         cls.results = {k: f.result() for k, f in jobs.items()}

@@ -172,6 +172,7 @@ class TestNativeEqualsEmulated(unittest.TestCase):
         x = torch.cat([random_blocks(37, 96 * 7, BF16, seed=7), random_blocks(3, 96 * 7, BF16, seed=8) * 1e30])
         x[5, 100] = float("nan")
         saved = torch.ops.amct._sim_get_platform()
+        override = torch.ops.amct._sim_get_platform_override()  # restored as it was
         try:
             for dtype in DTYPES:
                 xd = x.to(dtype)
@@ -183,9 +184,9 @@ class TestNativeEqualsEmulated(unittest.TestCase):
                         with self.subTest(dtype=dtype, mode=mode, cores=cores, ub=ub):
                             assert_bits_equal(self, c, want[0], "codes")
                             assert_bits_equal(self, s, want[1], "scales")
-                    torch.ops.amct._sim_set_platform(*saved)
+                    torch.ops.amct._sim_set_platform(*override)
         finally:
-            torch.ops.amct._sim_set_platform(*saved)
+            torch.ops.amct._sim_set_platform(*override)
 
     def test_independent_of_threads(self):
         x = random_blocks(512, 2048, BF16, seed=21)  # 1M elements: several parallel tasks

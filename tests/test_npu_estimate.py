@@ -164,7 +164,7 @@ class CliTest(unittest.TestCase):
                 self.assertIn("never measurements", notes)
                 if pkg == "stem_indexer":  # the kernel's cube stage is missing, and the note says so
                     self.assertIn("cube stage (bf16 score tiles into UB) is not written yet", notes)
-                if pkg == "svd_quant":  # a dav-2201 build: the bf16 matmul rows, and why the fused kernel's are absent
+                if pkg == "svd_quant":  # on ascend910b: the bf16 matmul rows, and why the fused kernel's are absent
                     self.assertIn("the fused kernel is dav-3510 code", notes)
                     self.assertIn("bf16 matmul 64,2048,256", [r["case"] for r in d["results"]])
 

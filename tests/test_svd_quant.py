@@ -247,13 +247,14 @@ class TestQuantizer(unittest.TestCase):
         x = torch.randn(37, 96 * 7, generator=g).to(BF16)
         want = ref.mxfp4_quantize_ref(x, "floor")
         saved = torch.ops.amct._sim_get_platform()
+        override = torch.ops.amct._sim_get_platform_override()  # restored as it was
         try:
             for cores, ub in ((1, 0), (3, 0), (7, 57344)):
                 torch.ops.amct._sim_set_platform(cores, ub if ub else saved[1])
                 c, s = torch.ops.amct._mxfp4_quantize_emulated(x, "floor")  # the AscendC kernel
                 self.assertTrue(torch.equal(c, want[0]) and torch.equal(s, want[1]), f"cores={cores} ub={ub}")
         finally:
-            torch.ops.amct._sim_set_platform(*saved)
+            torch.ops.amct._sim_set_platform(*override)
 
 
 @requires_op
@@ -265,6 +266,7 @@ class TestTiling(unittest.TestCase):
         # The vector UB budget: dav-2201 keeps [184 KB, 192 KB) for Select's scratch; dav-3510 has 248 KB.
         arch_budget = 253952 if amct_ops.build_info()["npu_arch"] == "dav-3510" else 188416
         saved = torch.ops.amct._sim_get_platform()
+        override = torch.ops.amct._sim_get_platform_override()  # restored as it was
         try:
             for cores, ub in ((40, 196608), (1, 196608), (7, 57344), (3, 100000)):
                 torch.ops.amct._sim_set_platform(cores, ub)
@@ -281,7 +283,7 @@ class TestTiling(unittest.TestCase):
                             self.assertLessEqual(used, budget)
                             self.assertLessEqual(budget, min(ub, arch_budget))
         finally:
-            torch.ops.amct._sim_set_platform(*saved)
+            torch.ops.amct._sim_set_platform(*override)
 
 
 @requires_op

@@ -6,14 +6,19 @@ docs/mxfp4.md A7 (and the elementwise bounds of every fp32 summation order, ``pi
 bit-exactness with the golden where every fp32 sum is exact, and the spec's rounding-point
 constants. Sizes are small: the sim emulates every cube instruction.
 
-The fused kernel is dav-3510 code and the sim runs one arch per build, so these tests run in a
-build for ascend950 (``bash ops_build.sh --soc ascend950 svd_quant``) and are skipped in others
-(the default build is for ascend910b, dav-2201).
+The fused kernel is dav-3510 code; every build runs it in the sim (svd_quant/CMakeLists.txt,
+KERNEL_3510; docs/kernel_sim.md, "Kernels of two arches in one process"): the default build for
+ascend910b (dav-2201) from libamct_svd_quant_sim3510.so, beside its dav-2201 quantizer kernels.
+TestArches checks that split; the tests skip only in a build without the dav-3510 sim kernels.
 
 Run from the repository root, after ``bash ops_build.sh svd_quant``::
 
     PYTHONPATH=staging python -m pytest tests/test_svd_quant_fused.py
 """
+import json
+import os
+import shutil
+import subprocess
 import sys
 import unittest
 from pathlib import Path
@@ -29,29 +34,102 @@ if sq is not None:
     import amct_ops
     from amct_ops import _sim
 
-    ARCH = amct_ops.build_info()["npu_arch"]
+    INFO = amct_ops.build_info()
+    ARCH = INFO["npu_arch"]
+    SIM_ARCHS = INFO.get("sim_archs", {}).get("svd_quant", [ARCH])
 else:
-    ARCH = None
-requires_3510 = unittest.skipIf(ARCH != "dav-3510", f"the fused kernel is dav-3510 code; this build is for {ARCH}")
+    INFO, ARCH, SIM_ARCHS = {}, None, []
+requires_fused = unittest.skipUnless("dav-3510" in SIM_ARCHS,
+                                     f"this build's svd_quant sim kernels are for {SIM_ARCHS} only, without dav-3510")
 
 
 def fused(*args):
     return torch.ops.amct._svd_quant_emulated(*args)
 
 
-@requires_op
-class TestOtherArches(unittest.TestCase):
-    @unittest.skipIf(ARCH == "dav-3510", "a dav-3510 build runs the kernel")
-    def test_the_emulated_op_names_the_build_it_needs(self):
-        x = torch.zeros(1, 32, dtype=BF16)
-        _raises(self, lambda: fused(x, torch.zeros(1, 16, dtype=U8), torch.zeros(1, 1, 2, dtype=U8),
-                                    torch.zeros(32, 1, dtype=BF16), torch.zeros(1, 1, dtype=BF16)),
-                f"_svd_quant_emulated: the fused svd_quant kernel is dav-3510 code; this build's kernels are for "
-                f"{ARCH} (build with `bash ops_build.sh --soc ascend950`)")
+def cost_records(fn):
+    """The cost model's launch records of fn() (ascend950's table)."""
+    torch.ops.amct._sim_cost_begin("ascend950", 0, False)
+    try:
+        fn()
+    finally:
+        records = json.loads(torch.ops.amct._sim_cost_end())
+    return records
 
 
 @requires_op
-@requires_3510
+class TestArches(unittest.TestCase):
+    """The fused kernel runs as dav-3510 code in every build, next to the build's own kernels."""
+
+    def test_build_info_names_both_arches(self):
+        self.assertEqual(SIM_ARCHS, sorted({ARCH, "dav-3510"}))
+        libraries = INFO["libraries"]["svd_quant"]
+        self.assertIn("libamct_svd_quant.so", libraries)
+        if ARCH != "dav-3510":  # the dav-3510 TUs have their own library (the ODR remedy)
+            self.assertIn("libamct_svd_quant_sim3510.so", libraries)
+
+    @requires_fused
+    def test_each_kernel_runs_as_its_arch(self):
+        """The cost records carry the __NPU_ARCH__ each kernel was compiled for: the quantizer the
+        build's, the fused kernel 3510; and the cost switch set from Python reaches both."""
+        x, c, s, d, u = svd_inputs((4, 64), 16, 8, seed=21)
+        records = cost_records(lambda: (torch.ops.amct._mxfp4_quantize_emulated(x, "round"), fused(x, c, s, d, u)))
+        arches = {r["kernel"]: r["build_arch"] for r in records}
+        self.assertEqual(arches, {"amct_svd_quant_kernel": int(ARCH.split("-")[1]), "amct_svd_quant_fused_kernel": 3510})
+        self.assertTrue(all(r["table_arch"] == 3510 for r in records), records)
+
+    @requires_fused
+    def test_each_arch_has_its_platform_defaults(self):
+        with _sim.sim_platform(0, 0):  # no override: each arch's default
+            self.assertEqual(_sim.get_platform(3510), (40, 253952))
+            self.assertEqual(_sim.get_platform(2201), (40, 196608))
+            self.assertEqual(_sim.get_platform(), _sim.get_platform(int(ARCH.split("-")[1])))
+        _raises(self, lambda: _sim.get_platform(2200), "amct kernel sim: __NPU_ARCH__ 2200 is not one the sim emulates")
+
+    @requires_fused
+    def test_platform_and_mode_switches_reach_the_fused_launch(self):
+        """The 3510 launch reads the one shared state: the core override limits its blockDim, the
+        environment's modes are read at its launch, and the modes set from Python override them."""
+        x, c, s, d, u = svd_inputs((64, 96), 512, 8, seed=22)
+        want = fused(x, c, s, d, u)
+        before = _sim.launch_count()
+        with _sim.sim_platform(aiv_cores=2):  # one AIC: one block
+            records = cost_records(lambda: fused(x, c, s, d, u))
+        self.assertEqual([r["block_dim"] for r in records], [1])
+        self.assertEqual(_sim.launch_count(), before + 1)
+        saved = os.environ.get("AMCT_SIM_STRICT_SYNC")
+        os.environ["AMCT_SIM_STRICT_SYNC"] = "2"
+        try:
+            _raises(self, lambda: fused(x, c, s, d, u), "environment AMCT_SIM_STRICT_SYNC must be 0 or 1, got 2")
+            with _sim.hardware_modes(strict_sync=True):  # the override wins over the environment
+                self.assertTrue(torch.equal(fused(x, c, s, d, u), want))
+        finally:
+            if saved is None:
+                del os.environ["AMCT_SIM_STRICT_SYNC"]
+            else:
+                os.environ["AMCT_SIM_STRICT_SYNC"] = saved
+
+    @requires_fused
+    def test_same_bits_under_every_hardware_mode(self):
+        x, c, s, d, u = svd_inputs((2, 40, 160), 24, 8, seed=23)
+        want = fused(x, c, s, d, u)
+        for mode in ("saturation", "flush_subnormals", "strict_sync"):
+            with self.subTest(mode=mode), _sim.hardware_modes(**{mode: True}):
+                self.assertTrue(torch.equal(fused(x, c, s, d, u), want))
+
+    @unittest.skipIf(ARCH == "dav-3510", "a dav-3510 build has no separate dav-3510 library")
+    def test_the_3510_library_exports_only_launch_entries(self):
+        nm = shutil.which("nm")
+        if nm is None:
+            self.skipTest("nm not available")
+        lib = Path(amct_ops.__file__).parent / "svd_quant" / "libamct_svd_quant_sim3510.so"
+        out = subprocess.run([nm, "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True).stdout
+        names = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
+        self.assertEqual(names, ["amct_svd_quant_fused_launch"])
+
+
+@requires_op
+@requires_fused
 class TestFusedKernel(unittest.TestCase):
     def test_basic(self):
         x, c, s, d, u = svd_inputs((2, 3, 64), 16, 8)

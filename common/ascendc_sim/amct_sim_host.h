@@ -6,7 +6,10 @@
 // The process-wide state (platform override, launch counter, the per-thread GM registry) lives
 // in amct_sim_state.cpp, compiled ONCE per process (into libamct_common.so in the torch build,
 // into the test program in standalone tests), behind the extern "C" accessors declared below,
-// so that every shared library using the sim sees the same object.
+// so that every shared library using the sim sees the same object. The state has no arch of its
+// own: kernels of dav-2201 and dav-3510 may run in one process, and every per-arch fact (usable
+// UB, UB default and limits) is asked for an arch: a launch passes its kernel's __NPU_ARCH__, host
+// code the arch it tiles for (the argument-less forms below: the __NPU_ARCH__ it is compiled with).
 #pragma once
 
 #include <cstddef>
@@ -70,13 +73,16 @@ struct HardwareModes {
 // ---- process-wide state (defined in amct_sim_state.cpp) ---------------------------------------
 // Errors are reported through (err, errLen) buffers rather than exceptions across the boundary.
 extern "C" {
-// __NPU_ARCH__ amct_sim_state.cpp was compiled for (2201 or 3510) and that arch's usable UB.
-int amct_sim_state_arch(void);
-uint64_t amct_sim_state_arch_ub_bytes(void);
-// Current platform facts (override, else environment, else defaults). 0 = ok, else err is set.
-int amct_sim_state_get_platform(uint32_t* aivCores, uint64_t* ubBytes, char* err, size_t errLen);
-// Override; a value <= 0 resets that fact. 0 = ok (applied), else err is set (nothing applied).
-int amct_sim_state_set_platform(int64_t aivCores, int64_t ubBytes, char* err, size_t errLen);
+// The usable UB of __NPU_ARCH__ arch (196608 for 2201, 253952 for 3510; 0 for any other).
+uint64_t amct_sim_state_arch_ub_bytes(int arch);
+// Current platform facts for arch (override, else environment, else arch's defaults); the UB
+// must fit arch's usable UB. 0 = ok, else err is set.
+int amct_sim_state_get_platform(int arch, uint32_t* aivCores, uint64_t* ubBytes, char* err, size_t errLen);
+// Override, checked against arch's limits; a value <= 0 resets that fact. 0 = ok (applied), else
+// err is set (nothing applied).
+int amct_sim_state_set_platform(int arch, int64_t aivCores, int64_t ubBytes, char* err, size_t errLen);
+// The override alone (0: none), for restoring it exactly.
+void amct_sim_state_get_override(int64_t* aivCores, int64_t* ubBytes);
 // Launch counter: read, and count one more launch (returns the new value).
 uint64_t amct_sim_state_launch_count(void);
 uint64_t amct_sim_state_note_launch(void);
@@ -118,23 +124,34 @@ class GmScope {
   GmScope& operator=(const GmScope&) = delete;
 };
 
-// Current facts: SetPlatform override, else env AMCT_SIM_CORE_NUM / AMCT_SIM_UB_SIZE, else the
-// defaults (40 cores; 196608 B on __NPU_ARCH__ 2201, 253952 B on 3510). Invalid env -> SimError.
-inline PlatformFacts GetPlatform() {
+// Current facts for arch: SetPlatform override, else env AMCT_SIM_CORE_NUM / AMCT_SIM_UB_SIZE,
+// else the defaults (40 cores; the usable UB: 196608 B on __NPU_ARCH__ 2201, 253952 B on 3510).
+// Invalid env, or a UB (override or env) over arch's usable UB -> SimError.
+inline PlatformFacts GetPlatform(int arch) {
   PlatformFacts facts{0, 0};
   char err[512] = {0};
-  if (amct_sim_state_get_platform(&facts.aivCores, &facts.ubBytes, err, sizeof(err)) != 0) {
+  if (amct_sim_state_get_platform(arch, &facts.aivCores, &facts.ubBytes, err, sizeof(err)) != 0) {
     throw SimError(err);
   }
   return facts;
 }
 
-// value <= 0 resets that fact to its default; cores in [1, 65535], ub in [1024, ArchUbBytes()],
+// value <= 0 resets that fact to its default; cores in [1, 65535], ub in [1024, ArchUbBytes(arch)],
 // else SimError (and nothing changes).
-inline void SetPlatform(int64_t aivCores, int64_t ubBytes) {
+inline void SetPlatform(int64_t aivCores, int64_t ubBytes, int arch) {
   char err[512] = {0};
-  if (amct_sim_state_set_platform(aivCores, ubBytes, err, sizeof(err)) != 0) throw SimError(err);
+  if (amct_sim_state_set_platform(arch, aivCores, ubBytes, err, sizeof(err)) != 0) throw SimError(err);
 }
+
+// The arch's documented usable UB (196608 on dav-2201, 253952 on dav-3510).
+inline uint64_t ArchUbBytes(int arch) { return amct_sim_state_arch_ub_bytes(arch); }
+
+#ifdef __NPU_ARCH__
+// The same for the arch this code is compiled for (a kernel's, or the host code's build arch).
+inline PlatformFacts GetPlatform() { return GetPlatform(__NPU_ARCH__); }
+inline void SetPlatform(int64_t aivCores, int64_t ubBytes) { SetPlatform(aivCores, ubBytes, __NPU_ARCH__); }
+inline uint64_t ArchUbBytes() { return ArchUbBytes(__NPU_ARCH__); }
+#endif
 
 // The hardware modes later launches emulate (override, else environment, else all off).
 inline HardwareModes GetModes() {
@@ -150,9 +167,6 @@ inline void ResetModes() { amct_sim_state_set_modes(-1, -1, -1); }
 
 // Number of Launch() calls made so far in the process (all kernels).
 inline uint64_t LaunchCount() { return amct_sim_state_launch_count(); }
-
-// The arch's documented usable UB (196608 on dav-2201, 253952 on dav-3510).
-inline uint64_t ArchUbBytes() { return amct_sim_state_arch_ub_bytes(); }
 
 // NPU cost model: from CostStart on, every launch records an estimate (with the cost table of
 // tableArch, 2201 or 3510) until CostStop, which switches it off and returns the records. Off by

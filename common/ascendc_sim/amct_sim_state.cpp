@@ -1,6 +1,9 @@
-// Process-wide state of the amct kernel sim: platform override, launch counter, GM registry.
-// Compile exactly once per process (libamct_common.so, or the standalone test program), with
-// -D__NPU_ARCH__=2201|3510, the arch the kernels of the process are compiled for.
+// Process-wide state of the amct kernel sim: platform override, launch counter, GM registry,
+// hardware modes, cost-model switch and records. Compile exactly once per process
+// (libamct_common.so, or the standalone test program). It serves kernels of every arch in one
+// process (docs/kernel_sim.md, "Kernels of two arches in one process"): the per-arch facts (the
+// usable UB, the UB default and its validation) are taken per call from the arch the caller
+// names, never from this file's own __NPU_ARCH__ (which it ignores).
 #include "amct_sim_host.h"
 
 #include <atomic>
@@ -11,13 +14,10 @@
 #include <mutex>
 #include <vector>
 
-#if !defined(__NPU_ARCH__) || (__NPU_ARCH__ != 2201 && __NPU_ARCH__ != 3510)
-#error "amct_sim_state.cpp: compile with -D__NPU_ARCH__=2201 or -D__NPU_ARCH__=3510"
-#endif
-
 namespace {
 
-constexpr uint64_t kArchUbBytes = (__NPU_ARCH__ == 2201) ? 196608u : 253952u;
+// The documented usable UB of an arch; 0 for an arch the sim does not emulate.
+constexpr uint64_t archUbBytes(int arch) { return arch == 2201 ? 196608u : arch == 3510 ? 253952u : 0u; }
 constexpr int64_t kDefaultCores = 40;
 constexpr int64_t kMaxCores = 65535;
 constexpr int64_t kMinUbBytes = 1024;
@@ -44,14 +44,22 @@ bool checkCores(int64_t cores, const char* source, char* err, size_t errLen) {
   return false;
 }
 
-bool checkUb(int64_t ub, const char* source, char* err, size_t errLen) {
-  if (ub >= kMinUbBytes && static_cast<uint64_t>(ub) <= kArchUbBytes) return true;
+bool checkArch(int arch, char* err, size_t errLen) {
+  if (archUbBytes(arch) != 0) return true;
+  if (err != nullptr && errLen > 0) {
+    std::snprintf(err, errLen, "amct kernel sim: __NPU_ARCH__ %d is not one the sim emulates (2201 or 3510)", arch);
+  }
+  return false;
+}
+
+bool checkUb(int arch, int64_t ub, const char* source, char* err, size_t errLen) {
+  if (ub >= kMinUbBytes && static_cast<uint64_t>(ub) <= archUbBytes(arch)) return true;
   if (err != nullptr && errLen > 0) {
     std::snprintf(err, errLen,
                   "amct kernel sim: %s: UB bytes must be in [%lld, %llu] (the usable UB of __NPU_ARCH__ %d), "
                   "got %lld",
-                  source, static_cast<long long>(kMinUbBytes), static_cast<unsigned long long>(kArchUbBytes),
-                  __NPU_ARCH__, static_cast<long long>(ub));
+                  source, static_cast<long long>(kMinUbBytes), static_cast<unsigned long long>(archUbBytes(arch)),
+                  arch, static_cast<long long>(ub));
   }
   return false;
 }
@@ -79,11 +87,10 @@ bool envInt(const char* name, bool* present, int64_t* value, char* err, size_t e
 
 extern "C" {
 
-int amct_sim_state_arch(void) { return __NPU_ARCH__; }
+uint64_t amct_sim_state_arch_ub_bytes(int arch) { return archUbBytes(arch); }
 
-uint64_t amct_sim_state_arch_ub_bytes(void) { return kArchUbBytes; }
-
-int amct_sim_state_get_platform(uint32_t* aivCores, uint64_t* ubBytes, char* err, size_t errLen) {
+int amct_sim_state_get_platform(int arch, uint32_t* aivCores, uint64_t* ubBytes, char* err, size_t errLen) {
+  if (!checkArch(arch, err, errLen)) return 1;
   int64_t cores = 0;
   int64_t ub = 0;
   {
@@ -102,15 +109,18 @@ int amct_sim_state_get_platform(uint32_t* aivCores, uint64_t* ubBytes, char* err
       cores = kDefaultCores;
     }
   }
-  if (ub == 0) {
+  if (ub != 0) {
+    // Set (and checked) for the setter's arch: an arch with a smaller UB cannot take it.
+    if (!checkUb(arch, ub, "SetPlatform", err, errLen)) return 1;
+  } else {
     bool present = false;
     int64_t v = 0;
     if (!envInt("AMCT_SIM_UB_SIZE", &present, &v, err, errLen)) return 1;
     if (present) {
-      if (!checkUb(v, "environment AMCT_SIM_UB_SIZE", err, errLen)) return 1;
+      if (!checkUb(arch, v, "environment AMCT_SIM_UB_SIZE", err, errLen)) return 1;
       ub = v;
     } else {
-      ub = static_cast<int64_t>(kArchUbBytes);
+      ub = static_cast<int64_t>(archUbBytes(arch));
     }
   }
   *aivCores = static_cast<uint32_t>(cores);
@@ -118,13 +128,20 @@ int amct_sim_state_get_platform(uint32_t* aivCores, uint64_t* ubBytes, char* err
   return 0;
 }
 
-int amct_sim_state_set_platform(int64_t aivCores, int64_t ubBytes, char* err, size_t errLen) {
+int amct_sim_state_set_platform(int arch, int64_t aivCores, int64_t ubBytes, char* err, size_t errLen) {
+  if (!checkArch(arch, err, errLen)) return 1;
   if (aivCores > 0 && !checkCores(aivCores, "SetPlatform", err, errLen)) return 1;
-  if (ubBytes > 0 && !checkUb(ubBytes, "SetPlatform", err, errLen)) return 1;
+  if (ubBytes > 0 && !checkUb(arch, ubBytes, "SetPlatform", err, errLen)) return 1;
   std::lock_guard<std::mutex> lock(g_platformMutex);
   g_coresOverride = aivCores > 0 ? aivCores : 0;
   g_ubOverride = ubBytes > 0 ? ubBytes : 0;
   return 0;
+}
+
+void amct_sim_state_get_override(int64_t* aivCores, int64_t* ubBytes) {
+  std::lock_guard<std::mutex> lock(g_platformMutex);
+  *aivCores = g_coresOverride;
+  *ubBytes = g_ubOverride;
 }
 
 uint64_t amct_sim_state_launch_count(void) { return g_launchCount.load(std::memory_order_relaxed); }

@@ -262,12 +262,9 @@ inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim,
   if (t_ctx != nullptr) {
     throw SimError(Fmt("amct kernel sim: kernel %s: Launch called from inside a running block", sh.kernel));
   }
-  if (amct_sim_state_arch() != __NPU_ARCH__) {
-    throw SimError(Fmt("amct kernel sim: kernel %s is compiled for __NPU_ARCH__ %d but amct_sim_state.cpp "
-                       "(libamct_common) for %d: build everything for one arch",
-                       sh.kernel, __NPU_ARCH__, amct_sim_state_arch()));
-  }
-  const PlatformFacts facts = GetPlatform();
+  // The platform as this kernel's arch sees it (its UB default and limit): the shared state
+  // serves kernels of both arches in one process.
+  const PlatformFacts facts = GetPlatform(__NPU_ARCH__);
   const uint32_t maxDim = facts.aivCores / std::max<uint32_t>(1, aivPerBlock);
   if (blockDim < 1 || blockDim > maxDim) {
     throw SimError(Fmt("amct kernel sim: kernel %s: blockDim %u is not in [1, %u] (AIV cores: AMCT_SIM_CORE_NUM / "
@@ -276,7 +273,7 @@ inline void SetUpLaunch(LaunchShared& sh, const char* kernel, uint32_t blockDim,
   }
   sh.blockDim = blockDim;
   sh.ubLimit = facts.ubBytes;
-  sh.arenaBytes = static_cast<uint32_t>(kArch2201 ? 196608u : 253952u);
+  sh.arenaBytes = static_cast<uint32_t>(ArchUbBytes(__NPU_ARCH__));
   sh.poison = static_cast<uint8_t>(EnvIntIn("AMCT_SIM_POISON", 0xFF, 0, 255));
   sh.checkSync = EnvIntIn("AMCT_SIM_CHECK_SYNC", 1, 0, 1) != 0;
   sh.checkRaces = EnvIntIn("AMCT_SIM_CHECK_RACES", 1, 0, 1) != 0;

@@ -9,6 +9,7 @@
 #                     HOST op_extension/register.cpp op_extension/<op>_host.cpp
 #                     [CPU_KERNELS op_extension/<op>_cpu.cpp]
 #                     NPU_HOST op_extension/<op>_npu.cpp
+#                     [KERNEL_3510 op_kernel/<op>_<x>_kernel.cpp]
 #                     [NPU_ARCHS dav-2201 dav-3510])
 #
 # Including this file (before project(), at file scope) chooses the backend's languages:
@@ -156,11 +157,71 @@ function(amct_add_cpu_kernels target)
   endforeach()
 endfunction()
 
+# The wrapper TU through which the sim compiles a kernel source: one source has one LANGUAGE per
+# directory, and the NPU library compiles the kernel itself as ASC.
+function(amct_sim_wrapper out source)
+  get_filename_component(_kernel "${source}" ABSOLUTE)
+  get_filename_component(_name "${source}" NAME_WE)
+  set(_wrapper "${CMAKE_CURRENT_BINARY_DIR}/${_name}_sim.cpp")
+  file(WRITE "${_wrapper}.in" "// generated: the AscendC kernel compiled against the kernel sim\n#include \"${_kernel}\"\n")
+  configure_file("${_wrapper}.in" "${_wrapper}" COPYONLY)
+  set(${out} "${_wrapper}" PARENT_SCOPE)
+endfunction()
+
+# What every target compiling kernels against the sim needs (besides torch and libamct_common).
+function(amct_use_sim_kernels target)
+  target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
+                             "${AMCT_COMMON_DIR}/op_kernel")
+  target_compile_definitions(${target} PRIVATE AMCT_KERNEL_SIM=1 AMCT_SIM_WITH_ATEN=1)
+  # ATen's OpenMP at::parallel_for, which runs the sim's blocks, is inline code: without
+  # -fopenmp it runs serially. The runtime is the libgomp.so.1 torch already loaded (same soname).
+  # -fno-trapping-math: the sim's float loops (selects around conversions, rounding casts)
+  # vectorise only when the compiler may assume FP exceptions are not observed (nothing here
+  # enables FP traps); results stay IEEE, bit for bit.
+  target_compile_options(${target} PRIVATE -O3 -fopenmp -fno-trapping-math)
+  target_link_options(${target} PRIVATE -fopenmp)
+endfunction()
+
+# libamct_<op>_sim3510.so: dav-3510 kernels against the sim in a build for another arch. The sim
+# headers are header-only and arch-dependent (#if __NPU_ARCH__, inline functions, templates,
+# inline thread_local variables): linked into one object with dav-2201 TUs, the linker and the
+# dynamic loader would keep ONE copy of each (an ODR violation: a 3510 launch running 2201 code).
+# So these TUs get their own shared library whose only dynamic symbols are the kernels'
+# amct_*_launch entries (amct_sim_3510.map): every other definition is local to it, and
+# -fvisibility-inlines-hidden keeps its inline members out of the symbol tables. The process-wide
+# state (platform, modes, cost records, launch counter) stays in libamct_common, which it links.
+function(amct_add_sim_3510_library target)
+  set(_wrappers "")
+  foreach(_source ${ARGN})
+    amct_sim_wrapper(_wrapper "${_source}")
+    list(APPEND _wrappers "${_wrapper}")
+  endforeach()
+  add_library(${target} SHARED ${_wrappers})
+  amct_use_torch(${target})
+  amct_link_common(${target})
+  amct_use_sim_kernels(${target})
+  # amct_use_torch defined the build's arch; these TUs are dav-3510's.
+  get_target_property(_defs ${target} COMPILE_DEFINITIONS)
+  list(FILTER _defs EXCLUDE REGEX "^(__NPU_ARCH__|AMCT_NPU_ARCH_NAME)=")
+  set_target_properties(${target} PROPERTIES COMPILE_DEFINITIONS "${_defs}")
+  target_compile_definitions(${target} PRIVATE __NPU_ARCH__=3510 AMCT_NPU_ARCH_NAME="dav-3510")
+  target_compile_options(${target} PRIVATE -fvisibility-inlines-hidden)
+  set(_map "${AMCT_COMMON_DIR}/cmake/amct_sim_3510.map")
+  target_link_options(${target} PRIVATE "-Wl,--version-script=${_map}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${_map}")
+  amct_apply_sanitizers(${target})
+endfunction()
+
 # amct_add_operator(<op> KERNEL <kernel.cpp...> HOST <files...> [CPU_KERNELS <files...>] NPU_HOST <files...>
-#                   [NPU_ARCHS <archs...>])
+#                   [KERNEL_3510 <kernel.cpp...>] [NPU_ARCHS <archs...>])
 #
 # KERNEL lists one AscendC source per operator of the package (a package such as svd_quant holds
 # several operators); each is its own translation unit in both libraries.
+# KERNEL_3510 lists kernels that are dav-3510 code (MX matmuls, ...), run in the sim in EVERY build
+# (docs/kernel_sim.md, "Kernels of two arches in one process"): in a dav-3510 build they are
+# ordinary KERNEL sources; in any other they are compiled against the sim for dav-3510 only, into
+# libamct_<op>_sim3510.so (see amct_add_sim_3510_library), and bisheng never sees them. Either
+# way the CPU library gets AMCT_SIM_3510_KERNELS=1 and their amct_*_launch entries.
 # Always builds libamct_<op>.so: schema, Meta, the native CPU implementation (CPU_KERNELS) and
 # the private _<op>_emulated CPU ops, whose kernel is the AscendC source compiled as C++ against
 # the kernel sim. With the NPU
@@ -168,23 +229,26 @@ endfunction()
 # compiled by bisheng for --npu-arch=${AMCT_NPU_ARCH} (skipped with a message when the op
 # has no NPU kernel for that arch).
 function(amct_add_operator op)
-  cmake_parse_arguments(ARG "" "" "KERNEL;HOST;CPU_KERNELS;NPU_HOST;NPU_ARCHS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "KERNEL;HOST;CPU_KERNELS;NPU_HOST;KERNEL_3510;NPU_ARCHS" ${ARGN})
   if(NOT ARG_KERNEL OR NOT ARG_HOST)
     message(FATAL_ERROR "amct_add_operator(${op}): KERNEL and HOST are required")
   endif()
   if(NOT ARG_NPU_ARCHS)
     set(ARG_NPU_ARCHS dav-2201 dav-3510)
   endif()
+  set(_sim3510 "")
+  if(ARG_KERNEL_3510 AND AMCT_ARCH_NUMBER STREQUAL "3510")
+    list(APPEND ARG_KERNEL ${ARG_KERNEL_3510})
+  elseif(ARG_KERNEL_3510)
+    set(_sim3510 amct_${op}_sim3510)
+    amct_add_sim_3510_library(${_sim3510} ${ARG_KERNEL_3510})
+  endif()
   set(_kernels "")
   set(_wrappers "")
   foreach(_source ${ARG_KERNEL})
     get_filename_component(_kernel "${_source}" ABSOLUTE)
-    get_filename_component(_name "${_source}" NAME_WE)
     list(APPEND _kernels "${_kernel}")
-    # One kernel source has one LANGUAGE per directory, so the sim compiles a wrapper TU.
-    set(_wrapper "${CMAKE_CURRENT_BINARY_DIR}/${_name}_sim.cpp")
-    file(WRITE "${_wrapper}.in" "// generated: the AscendC kernel compiled against the kernel sim\n#include \"${_kernel}\"\n")
-    configure_file("${_wrapper}.in" "${_wrapper}" COPYONLY)
+    amct_sim_wrapper(_wrapper "${_source}")
     list(APPEND _wrappers "${_wrapper}")
   endforeach()
 
@@ -192,17 +256,15 @@ function(amct_add_operator op)
   add_library(${_cpu} SHARED ${ARG_HOST} ${_wrappers})
   amct_use_torch(${_cpu})
   amct_link_common(${_cpu})
-  target_include_directories(${_cpu} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/op_kernel" "${CMAKE_CURRENT_SOURCE_DIR}/op_extension"
-                             "${AMCT_COMMON_DIR}/op_kernel")
-  target_compile_definitions(${_cpu} PRIVATE AMCT_KERNEL_SIM=1 AMCT_SIM_WITH_ATEN=1)
-  # ATen's OpenMP at::parallel_for, which runs the sim's blocks, is inline code: without
-  # -fopenmp it runs serially. The runtime is the libgomp.so.1 torch already loaded (same soname).
-  # -fno-trapping-math: the sim's float loops (selects around conversions, rounding casts)
-  # vectorise only when the compiler may assume FP exceptions are not observed (nothing here
-  # enables FP traps); results stay IEEE, bit for bit.
-  target_compile_options(${_cpu} PRIVATE -O3 -fopenmp -fno-trapping-math)
-  target_link_options(${_cpu} PRIVATE -fopenmp)
+  amct_use_sim_kernels(${_cpu})
   amct_apply_sanitizers(${_cpu})
+  if(ARG_KERNEL_3510)
+    target_compile_definitions(${_cpu} PRIVATE AMCT_SIM_3510_KERNELS=1)
+  endif()
+  if(_sim3510)
+    target_link_libraries(${_cpu} PRIVATE ${_sim3510})
+    set_target_properties(${_cpu} PROPERTIES INSTALL_RPATH "$ORIGIN:$ORIGIN/../lib")
+  endif()
   if(ARG_CPU_KERNELS)
     amct_add_cpu_kernels(${_cpu} ${ARG_CPU_KERNELS})
   endif()

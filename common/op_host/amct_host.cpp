@@ -166,8 +166,10 @@ void adviseHugePages(const at::Tensor& output) {
 #endif
 }
 
-PlatformFacts simPlatformFacts() {
-  amct_sim::PlatformFacts facts = amct_sim::GetPlatform();
+PlatformFacts simPlatformFacts() { return simPlatformFacts(__NPU_ARCH__); }
+
+PlatformFacts simPlatformFacts(int arch) {
+  amct_sim::PlatformFacts facts = amct_sim::GetPlatform(arch);
   return PlatformFacts{facts.aivCores, facts.ubBytes};
 }
 

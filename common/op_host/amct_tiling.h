@@ -14,15 +14,11 @@
 
 namespace amct {
 
-// UB bytes a vector kernel may use: min(the platform's, the arch budget). dav-2201 reserves
-// [184 KB, 192 KB) as the scratch of Select modes 1/2 (docs/kernel_sim.md, What it emulates).
-inline uint64_t vectorUbBudget(const PlatformFacts& facts, bool usesSelect) {
-#if __NPU_ARCH__ == 3510
-  const uint64_t arch = 253952;  // 248 KB usable on dav-3510
-  (void)usesSelect;
-#else
-  const uint64_t arch = usesSelect ? 188416 : 196608;
-#endif
+// UB bytes a vector kernel of __NPU_ARCH__ kernelArch (default: the build's) may use:
+// min(the platform's, the arch budget). dav-2201 reserves [184 KB, 192 KB) as the scratch of
+// Select modes 1/2 (docs/kernel_sim.md, What it emulates); dav-3510 has 248 KB usable.
+inline uint64_t vectorUbBudget(const PlatformFacts& facts, bool usesSelect, int kernelArch = __NPU_ARCH__) {
+  const uint64_t arch = kernelArch == 3510 ? 253952 : (usesSelect ? 188416 : 196608);
   return std::min<uint64_t>(facts.ubBytes, arch);
 }
 

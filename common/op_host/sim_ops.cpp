@@ -19,12 +19,33 @@ extern "C" void amct_matmul_estimate_launch(uint32_t blockDim, void* stream, uin
 
 namespace {
 
+// The override is checked against the build arch's limits (a kernel of another arch checks it
+// again at its launch).
 void simSetPlatform(int64_t aivCores, int64_t ubBytes) { amct_sim::SetPlatform(aivCores, ubBytes); }
 
-std::vector<int64_t> simGetPlatform() {
-  amct_sim::PlatformFacts facts = amct_sim::GetPlatform();
+// The facts a kernel of __NPU_ARCH__ arch launched now would see; 0: the build's arch.
+std::vector<int64_t> simGetPlatform(int64_t arch) {
+  amct_sim::PlatformFacts facts = arch == 0 ? amct_sim::GetPlatform() : amct_sim::GetPlatform(static_cast<int>(arch));
   return {static_cast<int64_t>(facts.aivCores), static_cast<int64_t>(facts.ubBytes)};
 }
+
+// [aiv_cores, ub_bytes] as overridden (0: not overridden), so that an override can be restored
+// exactly (restoring the facts would turn each arch's default UB into an override).
+std::vector<int64_t> simGetPlatformOverride() {
+  int64_t cores = 0, ub = 0;
+  amct_sim_state_get_override(&cores, &ub);
+  return {cores, ub};
+}
+
+// Restores an override taken with amct_sim_state_get_override.
+struct PlatformOverrideGuard {
+  int64_t cores = 0, ub = 0;
+  PlatformOverrideGuard() { amct_sim_state_get_override(&cores, &ub); }
+  ~PlatformOverrideGuard() {
+    char err[512] = {0};
+    (void)amct_sim_state_set_platform(__NPU_ARCH__, cores, ub, err, sizeof(err));  // was accepted before
+  }
+};
 
 // The hardware modes later sim launches emulate (amct_sim::HardwareModes); None: back to the
 // environment (AMCT_SIM_SATURATION / AMCT_SIM_FLUSH_SUBNORMALS / AMCT_SIM_STRICT_SYNC).
@@ -139,9 +160,8 @@ std::string simMatmulEstimate(const std::string& soc, int64_t m, int64_t k, int6
   const uint64_t aBytes = static_cast<uint64_t>(m) * k * 2, bBytes = static_cast<uint64_t>(k) * n * 2;
   const uint64_t bytes = aBytes + bBytes + static_cast<uint64_t>(m) * n * 2;
   uint8_t* base = reinterpret_cast<uint8_t*>(uintptr_t{1} << 46);  // never dereferenced in cost-only mode
-  const amct_sim::PlatformFacts saved = amct_sim::GetPlatform();
+  const PlatformOverrideGuard restore;
   amct_sim::SetPlatform(static_cast<int64_t>(table.aivCores.value), 0);
-  std::string out;
   try {
     amct_sim::GmScope scope{{base, bytes, true}, {&tiling, sizeof(tiling), false}};
     amct_sim::CostStart(table.arch, 0, true);
@@ -149,14 +169,11 @@ std::string simMatmulEstimate(const std::string& soc, int64_t m, int64_t k, int6
                                 base + aBytes + bBytes, reinterpret_cast<uint8_t*>(&tiling), dtype == "bfloat16" ? 0 : 1);
     const std::vector<amct_sim::CostRecord> recs = amct_sim::CostStop();
     TORCH_CHECK(recs.size() == 1, "_sim_matmul_estimate: expected one launch record, got ", recs.size());
-    out = RecordJson(recs[0]);
+    return RecordJson(recs[0]);
   } catch (...) {
     amct_sim::CostStop();
-    amct_sim::SetPlatform(static_cast<int64_t>(saved.aivCores), static_cast<int64_t>(saved.ubBytes));
     throw;
   }
-  amct_sim::SetPlatform(static_cast<int64_t>(saved.aivCores), static_cast<int64_t>(saved.ubBytes));
-  return out;
 }
 
 std::string simCostTable(const std::string& soc) { return amct_sim::cost::TableJson(costTable(soc)); }
@@ -165,7 +182,8 @@ std::string simCostTable(const std::string& soc) { return amct_sim::cost::TableJ
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_sim_set_platform(int aiv_cores, int ub_bytes) -> ()", &simSetPlatform);
-  m.def("_sim_get_platform() -> int[]", &simGetPlatform);
+  m.def("_sim_get_platform(int arch=0) -> int[]", &simGetPlatform);
+  m.def("_sim_get_platform_override() -> int[]", &simGetPlatformOverride);
   m.def("_sim_launch_count() -> int", &simLaunchCount);
   m.def("_sim_set_modes(bool? saturation, bool? flush_subnormals, bool? strict_sync) -> ()", &simSetModes);
   m.def("_sim_get_modes() -> int[]", &simGetModes);

@@ -5,7 +5,7 @@
 // _mxfp4_quantize_emulated (same schema), which the tests hold bit for bit to the native op.
 // (The dequantizer has no AscendC kernel.) The fused svd_quant kernel of the NPU (dav-3510 MIX:
 // Q(X) on the AIV cores, the three matmuls on the AIC) runs in the sim as _svd_quant_emulated
-// (svd_quant's schema), which the tests hold to the float64 golden. None of the ops is
+// (svd_quant's schema) in every build, which the tests hold to the float64 golden. None of the ops is
 // differentiable.
 #include <torch/library.h>
 
@@ -20,7 +20,9 @@
 
 extern "C" void amct_svd_quant_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* codes,
                                       uint8_t* scales, uint8_t* tiling);
-#if __NPU_ARCH__ == 3510
+#if defined(AMCT_SIM_3510_KERNELS)
+// svd_quant_fused_kernel.cpp compiled against the sim for dav-3510 in every build (in a dav-2201
+// build it lives in libamct_svd_quant_sim3510.so: amct_add_operator's KERNEL_3510).
 extern "C" void amct_svd_quant_fused_launch(uint32_t blockDim, void* stream, uint8_t* x, uint8_t* wCodes,
                                             uint8_t* wScales, uint8_t* down, uint8_t* up, uint8_t* out,
                                             uint8_t* workspace, uint8_t* tiling);
@@ -99,7 +101,7 @@ std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, c10::st
   return amct::mxfp4::quantizeMeta(input, std::string(roundMode));
 }
 
-#if __NPU_ARCH__ == 3510
+#if defined(AMCT_SIM_3510_KERNELS)
 // The fused kernel in the sim: inputs and tiling read-only, the output and workspace writable.
 void simFusedLaunch(uint32_t blockDim, const amct::mxfp4::FusedArgs& a, const at::Tensor& tiling) {
   amct_sim::GmScope scope{simRegion(a.x, false),       simRegion(a.wCodes, false), simRegion(a.wScales, false),
@@ -110,14 +112,17 @@ void simFusedLaunch(uint32_t blockDim, const amct::mxfp4::FusedArgs& a, const at
 }
 #endif
 
-// The fused kernel exists for dav-3510 only, and the sim runs one arch per build.
+// The fused kernel is dav-3510 code: it runs on the sim platform as dav-3510 sees it, whatever
+// the build's arch. A library built without the dav-3510 sim kernels (not one amct_add_operator
+// makes) refuses with the reason.
 at::Tensor svdQuantEmulated(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                             const at::Tensor& down, const at::Tensor& up) {
-#if __NPU_ARCH__ == 3510
-  return amct::mxfp4::svdQuantFused(activation, weights, scales, down, up, amct::simPlatformFacts(), simFusedLaunch);
+#if defined(AMCT_SIM_3510_KERNELS)
+  return amct::mxfp4::svdQuantFused(activation, weights, scales, down, up,
+                                    amct::simPlatformFacts(amct::mxfp4::kFusedArch), simFusedLaunch);
 #else
-  TORCH_CHECK(false, "_svd_quant_emulated: the fused svd_quant kernel is dav-3510 code; this build's kernels are for dav-",
-              __NPU_ARCH__, " (build with `bash ops_build.sh --soc ascend950`)");
+  TORCH_CHECK(false, "_svd_quant_emulated: this library was built without the dav-3510 sim kernels "
+              "(svd_quant/CMakeLists.txt: amct_add_operator(... KERNEL_3510 ...)), which hold the fused kernel");
 #endif
 }
 

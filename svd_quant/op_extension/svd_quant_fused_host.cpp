@@ -65,7 +65,7 @@ Grid splitOutput(uint64_t m, uint64_t n, uint64_t cores) {
 // larger than half a chunk of rows needs.
 uint32_t quantTileBlocks(const SvdFusedTiling& t, const PlatformFacts& facts) {
   const uint64_t repack = static_cast<uint64_t>(t.repackRows) * roundUp(t.scaleRow, 32);
-  const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true) - repack;
+  const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true, kFusedArch) - repack;
   const uint64_t halfChunkBlocks = ceilDiv(t.chunkM, 2) * (t.k / amct_mxfp4::kMxBlock);
   const PlatformFacts one{1, facts.ubBytes};
   const BlockSplit split = splitBlocks(kS, halfChunkBlocks, one, ub, amct_mxfp4::kMxTileQuantum, kMaxQuantTileBlocks,
@@ -94,9 +94,17 @@ struct MatmulShape {
   int32_t m, n, k, orgN;
 };
 
+// The Matmul tiling API for the fused kernel's SoC (not the build's: a dav-2201 build runs it in
+// the sim too).
+matmul_tiling::PlatformInfo fusedPlatform() {
+  matmul_tiling::PlatformInfo p{};
+  p.socVersion = platform_ascendc::SocVersion::ASCEND950;
+  return p;
+}
+
 TCubeTiling bf16Tiling(const char* what, const MatmulShape& s) {
   using namespace matmul_tiling;
-  MatmulApiTiling api;
+  MatmulApiTiling api(fusedPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetCType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16);
@@ -112,7 +120,7 @@ TCubeTiling bf16Tiling(const char* what, const MatmulShape& s) {
 
 TCubeTiling mxTiling(const MatmulShape& s) {
   using namespace matmul_tiling;
-  MatmulApiTiling api;
+  MatmulApiTiling api(fusedPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT4_E2M1, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT4_E2M1, true);
   api.SetScaleAType(TPosition::GM, CubeFormat::ND, false);

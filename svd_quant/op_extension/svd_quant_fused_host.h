@@ -23,6 +23,10 @@ struct FusedArgs {
 // Runs the fused kernel on blockDim AIC blocks (each with its two AIV cores).
 using FusedLauncher = std::function<void(uint32_t blockDim, const FusedArgs& args, const at::Tensor& tiling)>;
 
+// The fused kernel is dav-3510 code in every build: its tiling is for that arch, and the facts
+// passed in must be that arch's (amct::simPlatformFacts(kFusedArch) in the sim).
+constexpr int kFusedArch = 3510;
+
 // AIC cores: half the AIV cores (AIC:AIV = 1:2 on dav-3510).
 uint32_t aicCores(const PlatformFacts& facts);
 

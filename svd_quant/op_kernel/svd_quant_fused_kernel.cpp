@@ -17,10 +17,10 @@
 //        out = bf16(out + bf16(fp4)), the last two rounding points of the formula, in order.
 // Every GM offset is 64-bit; the Matmul calls see tile-local shapes only.
 //
-// dav-3510 only (the MX matmul exists there): the kernel body is a template on the arch whose
-// other instances are empty, so the source still compiles for dav-2201 in the sim; the build lists
-// it for ascend950 only (svd_quant/CMakeLists.txt), and _svd_quant_emulated exists in ascend950
-// builds only (the sim runs one arch per build).
+// dav-3510 only (the MX matmul exists there): svd_quant/CMakeLists.txt lists it as KERNEL_3510, so
+// bisheng compiles it for ascend950 only and the sim compiles it for dav-3510 in every build (in
+// a dav-2201 build into libamct_svd_quant_sim3510.so, docs/kernel_sim.md). The kernel body is a
+// template on the arch whose other instances are empty, so the source also compiles for dav-2201.
 #include "kernel_operator.h"
 #define ASCENDC_CUBE_ONLY  // the Matmul objects run on the AIC itself (ASCEND_IS_AIC / ASCEND_IS_AIV split below)
 #include "lib/matmul_intf.h"

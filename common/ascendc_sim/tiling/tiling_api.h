@@ -20,7 +20,24 @@
 #include "../amct_sim_host.h"
 #include "../sim_tiling_data.h"
 
+// The SoCs the sim emulates, numbered as upstream's platform_ascendc::SocVersion
+// (include/utils/tiling/platform/platform_ascendc.h).
+namespace platform_ascendc {
+enum class SocVersion { ASCEND910B = 1, ASCEND950 = 4, ASCEND910_93 = 13 };
+}  // namespace platform_ascendc
+
 namespace matmul_tiling {
+
+// Upstream's PlatformInfo: the SoC the tiling is for and its buffer sizes. The sim reads the SoC
+// (its arch decides the base blocks) and ignores the sizes (it uses its own per-arch buffers).
+struct PlatformInfo {
+  platform_ascendc::SocVersion socVersion;
+  uint64_t l1Size = 0;
+  uint64_t l0CSize = 0;
+  uint64_t ubSize = 0;
+  uint64_t l0ASize = 0;
+  uint64_t l0BSize = 0;
+};
 
 enum class DataType : int32_t {
   DT_FLOAT = 0,
@@ -37,7 +54,13 @@ enum class MatrixMadType : int32_t { NORMAL = 0, HF32 = 1, MXMODE = 2 };
 
 class MatmulApiTilingBase {
  public:
-  MatmulApiTilingBase() = default;
+#ifdef __NPU_ARCH__
+  // Upstream's default constructor tiles for the current platform; in the sim that is the arch
+  // the host code is compiled for. A tiling for another arch names its SoC (PlatformInfo).
+  MatmulApiTilingBase() : arch_(__NPU_ARCH__) {}
+#endif
+  explicit MatmulApiTilingBase(const PlatformInfo& platform)
+      : arch_(platform.socVersion == platform_ascendc::SocVersion::ASCEND950 ? 3510 : 2201) {}
   virtual ~MatmulApiTilingBase() = default;
 
   int32_t SetAType(TPosition pos, CubeFormat type, DataType dataType, bool isTrans = false) {
@@ -133,8 +156,7 @@ class MatmulApiTilingBase {
   // Fills tiling for a core block of singleM x singleN x k.
   void Fill(TCubeTiling& t, int32_t singleM, int32_t singleN, int32_t usedCores) const {
     std::memset(&t, 0, sizeof(t));
-    const int arch = amct_sim_state_arch();  // the sim state's arch (host code has no __NPU_ARCH__)
-    const int32_t maxBaseM = arch == 3510 ? 256 : 128;
+    const int32_t maxBaseM = arch_ == 3510 ? 256 : 128;
     t.usedCoreNum = usedCores;
     t.M = orgM_;
     t.N = orgN_;
@@ -167,12 +189,16 @@ class MatmulApiTilingBase {
   int32_t orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0;
   int32_t l1_ = -1, l0c_ = -1;
   bool isBias_ = false;
+  int arch_;  // the __NPU_ARCH__ the tiling is for
 };
 
 // One core computes the whole SetShape.
 class MatmulApiTiling : public MatmulApiTilingBase {
  public:
+#ifdef __NPU_ARCH__
   MatmulApiTiling() = default;
+#endif
+  explicit MatmulApiTiling(const PlatformInfo& platform) : MatmulApiTilingBase(platform) {}
   int64_t GetTiling(TCubeTiling& tiling) override {
     if (!Valid()) return -1;
     Fill(tiling, m_, n_, 1);
@@ -184,7 +210,10 @@ class MatmulApiTiling : public MatmulApiTilingBase {
 // ones smaller: the kernel sets its tail with SetTail).
 class MultiCoreMatmulTiling : public MatmulApiTilingBase {
  public:
+#ifdef __NPU_ARCH__
   MultiCoreMatmulTiling() = default;
+#endif
+  explicit MultiCoreMatmulTiling(const PlatformInfo& platform) : MatmulApiTilingBase(platform) {}
   int32_t SetDim(int32_t dim) {
     if (dim <= 0) return -1;
     dim_ = dim;
@@ -214,7 +243,7 @@ class MultiCoreMatmulTiling : public MatmulApiTilingBase {
  private:
   // mDim x nDim <= dim minimising the base tiles of the largest block (then the cores used).
   void Split(int32_t* sm, int32_t* sn) const {
-    const int32_t bm = amct_sim_state_arch() == 3510 ? 256 : 128, bn = 256;
+    const int32_t bm = arch_ == 3510 ? 256 : 128, bn = 256;
     int64_t best = -1;
     for (int32_t md = 1; md <= dim_; ++md) {
       const int32_t nd = dim_ / md;

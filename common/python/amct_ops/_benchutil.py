@@ -605,7 +605,10 @@ def estimate_launches(fn, soc, sample_blocks=0, cost_only=False):
     table = npu_cost_table(soc)
     _arch, build_ub = _build_arch_ub()
     cores = int(table["aiv_cores"]["value"])
-    ub = min(int(table["ub_bytes"]["value"]), build_ub)
+    # The SOC's UB where it is smaller than the build arch's; else no override, so that every
+    # kernel (the dav-3510 ones of a dav-2201 build too) tiles with its own arch's usable UB.
+    table_ub = int(table["ub_bytes"]["value"])
+    ub = table_ub if table_ub < build_ub else 0
     with _sim.sim_platform(cores, ub):
         torch.ops.amct._sim_cost_begin(soc, int(sample_blocks), bool(cost_only))
         try:

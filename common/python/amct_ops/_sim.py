@@ -2,16 +2,19 @@
 
 The sim reports the target SOC's platform facts to the host tiling code: the AIV core count
 (default 40) and the UB bytes per core (196608 on dav-2201, 253952 on dav-3510). Tests
-override them to force tiling edge cases; results must not change.
+override them to force tiling edge cases; results must not change. A build runs kernels of
+two arches (the dav-3510 ones of every build, docs/kernel_sim.md): each sees the UB default of
+its own arch, and an override must fit the usable UB of every kernel that launches under it.
 """
 import contextlib
 
 import torch
 
 
-def get_platform():
-    """(aiv_cores, ub_bytes) the CPU backend currently reports to the tiling code."""
-    cores, ub_bytes = torch.ops.amct._sim_get_platform()
+def get_platform(arch=None):
+    """(aiv_cores, ub_bytes) the CPU backend currently reports to the tiling code of a kernel of
+    ``arch`` (2201 or 3510; default: the build's arch)."""
+    cores, ub_bytes = torch.ops.amct._sim_get_platform(int(arch or 0))
     return int(cores), int(ub_bytes)
 
 
@@ -27,8 +30,9 @@ def launch_count():
 
 @contextlib.contextmanager
 def sim_platform(aiv_cores=0, ub_bytes=0):
-    """Run a block with overridden platform facts, restoring the previous ones afterwards."""
-    previous = get_platform()
+    """Run a block with overridden platform facts, restoring the previous override (or none)
+    afterwards."""
+    previous = [int(v) for v in torch.ops.amct._sim_get_platform_override()]
     set_platform(aiv_cores, ub_bytes)
     try:
         yield

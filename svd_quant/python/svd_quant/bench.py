@@ -309,8 +309,8 @@ def npu_estimate(args):
     """``--npu-estimate``: the AscendC kernels, estimated by the kernel sim's cost model: the MXFP4
     quantizer of mxfp4_quantize, and svd_quant's fused kernel (MIX: the quantizer on the AIV cores,
     the three matmuls on the AIC; cost-only, so the Matmul arithmetic is skipped) beside a plain bf16
-    matmul of the same shape (``_sim_matmul_estimate``). The fused kernel is dav-3510 code: its rows
-    need a build for ascend950."""
+    matmul of the same shape (``_sim_matmul_estimate``). The fused kernel is dav-3510 code, run in
+    the sim by every build (docs/kernel_sim.md); estimate it with ``--soc ascend950``."""
     sizes = (list(dict.fromkeys(n for group in args.sizes for n in group)) if args.sizes is not None
              else bu.parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES))
     dtypes = (list(dict.fromkeys(d for group in args.dtypes for d in group)) if args.dtypes is not None
@@ -325,12 +325,13 @@ def npu_estimate(args):
                 torch.ops.amct._mxfp4_quantize_emulated(x, "round")  # the AscendC kernel in the sim
             cases.append((f"mxfp4_quantize {bu.dtype_label(dtype)} {bu.format_size(n)}", quantize))
     result = bu.npu_estimate_tables(cases, args, "svd_quant: estimated NPU time of the AscendC kernels per call")
-    arch = amct_ops.build_info()["npu_arch"]
+    info = amct_ops.build_info()
+    fused_available = "dav-3510" in info.get("sim_archs", {}).get("svd_quant", [info["npu_arch"]])
     rows = result["tables"][0]["rows"]
     for s, k, n, r in shapes:
         label = f"svd_quant S,K,N,R={s},{k},{n},{r}"
         records = []
-        if arch == "dav-3510":
+        if fused_available and args.soc == "ascend950":
             g = torch.Generator().manual_seed(args.seed)
             x = torch.randn(s, k, generator=g).to(torch.bfloat16)
             codes, scales = mxfp4_quantize(torch.randn(n, k, generator=g))
@@ -351,7 +352,10 @@ def npu_estimate(args):
                 bar = f" (bar <= {NPU_BAR}x: {'met' if ratio <= NPU_BAR else 'NOT met'})"
             result["notes"].append(f"svd_quant {s},{k},{n},{r}: fused kernel / bf16 matmul = {ratio:.2f}x{bar}; bound "
                                    f"pipes {bu.bound_pipe(records[0])} and {bu.bound_pipe(plain)} (estimates)")
-    if arch != "dav-3510":
-        result["notes"].append(f"svd_quant: the fused kernel is dav-3510 code and this build's kernels are for {arch}: "
-                               "only the bf16 matmul rows; rebuild with --soc ascend950 for the fused kernel's.")
+    if not fused_available:
+        result["notes"].append("svd_quant: this build has no dav-3510 sim kernels (build_info()['sim_archs']): "
+                               "only the bf16 matmul rows.")
+    elif args.soc != "ascend950":
+        result["notes"].append(f"svd_quant: the fused kernel is dav-3510 code (Ascend 950 only), not estimated on "
+                               f"{args.soc}: only the bf16 matmul rows; --soc ascend950 for the fused kernel's.")
     return result

@@ -12,7 +12,8 @@ Cases: the A2 worked example, seeded random data with per-block magnitudes 2^U(-
 three input dtypes and the three round modes, special blocks (zero, -0, tiny, NaN, Inf),
 K = 96 (pad byte), a transposed input, empty inputs; dequantize to the three dtypes and from the
 float4_e2m1fn_x2 / float8_e8m0fnu views; svd_quant on 3-D input, K = 96, a zero low-rank branch
-and an empty batch; quant_dequant_mxfp4 (native and, on the CPU, the emulated kernel) in the three
+and an empty batch, on the CPU also through the fused kernel in the sim (``_svd_quant_emulated``);
+quant_dequant_mxfp4 (native and, on the CPU, the emulated kernel) in the three
 dtypes and five scales, special blocks and the flat schema.
 """
 import torch
@@ -155,30 +156,40 @@ def _within_bounds(got, golden, isolated):
     return None
 
 
-def _svd_case(case, device, inputs, isolated=False):
+def _svd_case(case, device, inputs, isolated=False, op=S, fn=svd_quant):
     try:
-        got = svd_quant(*[t.to(device) for t in inputs])
+        got = fn(*[t.to(device) for t in inputs])
     except Exception as exc:
-        return result(S, case, "bfloat16", False, f"raised {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        return result(op, case, "bfloat16", False, f"raised {type(exc).__name__}: {str(exc).splitlines()[0]}")
     golden = ref.svd_quant_ref(*inputs)
     x, up = inputs[0], inputs[4]
     want_shape = tuple(x.shape[:-1]) + (up.shape[1],)
     if tuple(got.shape) != want_shape or got.dtype != torch.bfloat16 or not got.is_contiguous():
-        return result(S, case, "bfloat16", False, f"got {dtype_name(got.dtype)}{tuple(got.shape)}", got.device)
+        return result(op, case, "bfloat16", False, f"got {dtype_name(got.dtype)}{tuple(got.shape)}", got.device)
     if got.device != _resolved(device):
-        return result(S, case, "bfloat16", False, f"on {got.device}", got.device)
+        return result(op, case, "bfloat16", False, f"on {got.device}", got.device)
     problem = _within_bounds(got.cpu(), golden, isolated) if got.numel() else None
     detail = problem or ("within 1 ulp of the float64 golden" if isolated else "within the A7 bounds of the golden")
-    return result(S, case, "bfloat16", problem is None, detail + f", x {tuple(x.shape)}", got.device)
+    return result(op, case, "bfloat16", problem is None, detail + f", x {tuple(x.shape)}", got.device)
+
+
+SE = "svd_quant (fused AscendC kernel, sim)"
 
 
 def _svd_cases(device):
-    out = [_svd_case("x (2, 3, 64), N 16, R 8", device, _svd_inputs((2, 3, 64), 16, 8, 0)),
-           _svd_case("K = 96 (pad byte), N 40, R 32", device, _svd_inputs((7, 96), 40, 32, 1))]
-    iso = _svd_inputs((33, 512), 64, 4, 2)
-    iso[3], iso[4] = torch.zeros_like(iso[3]), torch.zeros_like(iso[4])
-    out.append(_svd_case("FP4 branch isolated (down = up = 0)", device, iso, isolated=True))
-    out.append(_svd_case("empty batch", device, _svd_inputs((0, 3, 64), 16, 8, 3)))
+    # On the CPU each case runs twice: the op, and the fused dav-3510 kernel in the kernel sim
+    # (every build has it: docs/kernel_sim.md, "Kernels of two arches in one process").
+    ops = [(S, svd_quant)]
+    if _resolved(device).type == "cpu":
+        ops.append((SE, torch.ops.amct._svd_quant_emulated))
+    out = []
+    for op, fn in ops:
+        out += [_svd_case("x (2, 3, 64), N 16, R 8", device, _svd_inputs((2, 3, 64), 16, 8, 0), op=op, fn=fn),
+                _svd_case("K = 96 (pad byte), N 40, R 32", device, _svd_inputs((7, 96), 40, 32, 1), op=op, fn=fn)]
+        iso = _svd_inputs((33, 512), 64, 4, 2)
+        iso[3], iso[4] = torch.zeros_like(iso[3]), torch.zeros_like(iso[4])
+        out.append(_svd_case("FP4 branch isolated (down = up = 0)", device, iso, isolated=True, op=op, fn=fn))
+        out.append(_svd_case("empty batch", device, _svd_inputs((0, 3, 64), 16, 8, 3), op=op, fn=fn))
     return out
 
 
