@@ -343,10 +343,16 @@ class IndependenceTest(unittest.TestCase):
         case = sc.random_cases()[0]
         inputs = case.inputs()
         want = run_emulated(case, inputs)
-        for cores, ub in ((1, 0), (3, 0), (7, 0), (64, 0), (40, 64 * 1024), (5, 120 * 1024)):
+        for cores, ub in ((2, 0), (3, 0), (7, 0), (64, 0), (40, 64 * 1024), (5, 120 * 1024)):
             with self.subTest(cores=cores, ub=ub), _sim.sim_platform(cores, ub):
                 assert_same(self, run_emulated(case, inputs), want, f"R1 cores={cores} ub={ub}")
                 assert_same(self, run_op(case, inputs), want, f"R1 CPU op under cores={cores} ub={ub}")
+        # The kernel is MIX 1:2 (a cube and two vector cores per AI core): one vector core cannot run it.
+        with _sim.sim_platform(1, 0):
+            with self.assertRaisesRegex(RuntimeError, r"npu_stem_indexer: the NPU kernel runs on AI cores of one cube "
+                                        r"and 2 vector cores, but the platform has 1 vector core\(s\)"):
+                run_emulated(case, inputs)
+            assert_same(self, run_op(case, inputs), want, "R1 CPU op under cores=1")
 
     def test_a25_one_and_two_threads(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]

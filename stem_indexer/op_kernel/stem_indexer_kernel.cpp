@@ -35,6 +35,7 @@
 // Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
 // bisheng's auto-sync.
 #include "kernel_operator.h"
+#include "lib/matmul_intf.h"  // the KFC form (no ASCENDC_CUBE_ONLY): the AIVs call the Matmul, the AIC serves
 #include "amct_kernel_common.h"
 #include "stem_indexer_tiling.h"
 
@@ -54,6 +55,7 @@ constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
 constexpr uint32_t kChunk = amct_stem::kChunk;
+constexpr uint64_t kDim = amct_stem::kDim;   // elements of a qflat / kflat row
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 __aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -181,8 +183,7 @@ constexpr uint32_t kScalarCountLanes = 256;
 
 // A Top-K row of the current group.
 struct GroupRow {
-  uint64_t dotsOffset;  // element offset of the row's dot with block 0 in `dots`
-  uint64_t outRow;      // (b * Nq + h) * maxQb + s1
+  uint64_t outRow;      // (b * Nq + h) * maxQb + s1: also the row's index in qflat (rows of 2048)
   uint32_t vis;
   uint32_t K;
 };
@@ -192,14 +193,29 @@ struct Lengths {
   int64_t Qb, Kb, P;
 };
 
+// The score matmul of a group: its query rows (bf16, rows of qflat at one stride) times the chunk's
+// key rows (bf16, kflat, B transposed), fp32 accumulation, C (fp32) into the calling AIV's UB.
+using QueryType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t>;
+using KeyType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t, true>;
+using ScoreType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
+using ScoreMatmul = Matmul<QueryType, KeyType, ScoreType, ScoreType>;
+
 class StemIndexer {
  public:
-  __aicore__ inline void Init(GM_ADDR dots, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens, GM_ADDR prompt,
-                              GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t, TPipe* pipe) {
+  ScoreMatmul mm;  // registered by the kernel entry (REGIST_MATMUL_OBJ) before Init
+
+  __aicore__ inline void Init(GM_ADDR qflat, GM_ADDR kflat, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens,
+                              GM_ADDR prompt, GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t,
+                              TPipe* pipe) {
     t_ = t;
     if (t_.groupRows < 1) t_.groupRows = 1;
     if (t_.groupRows > amct_stem::kMaxGroupRows) t_.groupRows = amct_stem::kMaxGroupRows;
-    dotsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(dots));
+    // A group is one matmul of at most the cube tiling's M rows.
+    if (t_.cube.singleCoreM >= 1 && t_.groupRows > static_cast<uint32_t>(t_.cube.singleCoreM)) {
+      t_.groupRows = static_cast<uint32_t>(t_.cube.singleCoreM);
+    }
+    qBase_ = reinterpret_cast<__gm__ bfloat16_t*>(qflat);
+    kBase_ = reinterpret_cast<__gm__ bfloat16_t*>(kflat);
     biasGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(vbias));
     qLenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(qLens));
     kvLenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(kvLens));
@@ -257,6 +273,7 @@ class StemIndexer {
     for (int64_t s = 0; s < sections; ++s) {
       for (uint32_t c = aic_; c < amct_stem::kSlots; c += t_.aicNum) Slot(s, c);
     }
+    mm.End();
   }
 
  private:
@@ -330,7 +347,7 @@ class StemIndexer {
     const uint64_t mRows = rows - r0 < amct_stem::kMTile ? rows - r0 : amct_stem::kMTile;
     const uint64_t firstHalf = split_ ? (mRows + 1) / 2 : mRows;
     const uint64_t ra = r0 + (sub_ == 0 ? 0 : firstHalf), rb = r0 + (sub_ == 0 ? firstHalf : mRows);
-    biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;
+    biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;  // also item bn2's first key row
     count_ = 0;
     for (uint64_t r = ra; r < rb; ++r) {
       const uint64_t g = r / l.Qb, s1 = r % l.Qb;
@@ -343,8 +360,10 @@ class StemIndexer {
         ShortRow(outRow, vis);
         continue;
       }
-      const uint64_t dotsRow = static_cast<uint64_t>(bn2) * t_.group * t_.maxQb + r;
-      group_[count_++] = GroupRow{dotsRow * t_.maxKb, outRow, vis, static_cast<uint32_t>(K)};
+      // One score matmul serves the group: its query rows must lie at one stride in qflat
+      // (consecutive s1 of a head: 1 row; one s1 of consecutive heads: maxQb rows).
+      if (count_ >= 2 && outRow - group_[count_ - 1].outRow != group_[1].outRow - group_[0].outRow) Group();
+      group_[count_++] = GroupRow{outRow, vis, static_cast<uint32_t>(K)};
       if (count_ == t_.groupRows) Group();
     }
     if (count_ > 0) Group();
@@ -378,25 +397,24 @@ class StemIndexer {
   }
 
   // Keys of lanes [c0, c0 + 256) of every row of the group into hi_ / s_ (row q at q * rowLanes).
+  // The lanes [c0, c0 + cols) up to the widest row's candidates are scored; the rest of the
+  // chunk rows are zeroed (and masked as non-candidates by Scores).
   __aicore__ inline void ChunkKeys(uint32_t c0, uint32_t visMax) {
     const uint32_t rowsN = count_ * kChunk;
     LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
     LocalTensor<float> bias = biasQue_.AllocTensor<float>();
-    uint32_t len[amct_stem::kMaxGroupRows];
-    for (uint32_t q = 0; q < count_; ++q) {
-      const uint32_t end = group_[q].vis - amct_stem::kWindow;  // candidates end here
-      len[q] = end > c0 ? Min(end - c0, kChunk) : 0u;
-      if (len[q] > 0) LoadPadded(sc[q * kChunk], dotsGm_[group_[q].dotsOffset + c0], len[q]);
+    const uint32_t candEnd = visMax - amct_stem::kWindow;  // the widest row's candidates end here
+    const uint32_t cols = candEnd > c0 ? Min(candEnd - c0, kChunk) : 0u;
+    if (cols > 0) {
+      LoadPadded(bias, biasGm_[biasOffset_ + c0], cols);
+      ScoreChunk(sc, c0, cols);
     }
-    const uint32_t biasEnd = visMax - amct_stem::kWindow;
-    const uint32_t biasLen = biasEnd > c0 ? Min(biasEnd - c0, kChunk) : 0u;
-    if (biasLen > 0) LoadPadded(bias, biasGm_[biasOffset_ + c0], biasLen);
     scoreQue_.EnQue(sc);
     biasQue_.EnQue(bias);
     LocalTensor<float> sv = scoreQue_.DeQue<float>();
     LocalTensor<float> bv = biasQue_.DeQue<float>();
-    for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], len[q]);
-    ZeroTail(bv, biasLen);
+    for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], cols);
+    ZeroTail(bv, cols);
     Scores(sv, bv, c0, rowsN);
     Keys(sv, rowsN);
     for (uint32_t q = 0; q < count_; ++q) {
@@ -405,6 +423,27 @@ class StemIndexer {
     }
     scoreQue_.FreeTensor(sv);
     biasQue_.FreeTensor(bv);
+  }
+
+  // The cube's dot products of the group's query rows with key blocks [c0, c0 + cols) of its kv
+  // head into sc (row q at q * 256, an fp32 sum in order d = 0..2047 of exact bf16 products: the
+  // spec's dot). A is qflat's rows at the group's stride (SetOrgShape's Ka), B the key rows
+  // (N x 2048, transposed); one base tile (baseM >= rows, baseN = 256) lands in UB by GetTensorC,
+  // synchronously, as an MTE2-like write: the VECIN queue orders the vector pipe after it.
+  __aicore__ inline void ScoreChunk(const LocalTensor<float>& sc, uint32_t c0, uint32_t cols) {
+    const uint64_t first = group_[0].outRow * kDim;
+    const uint64_t stride = count_ > 1 ? (group_[1].outRow - group_[0].outRow) * kDim : kDim;
+    GlobalTensor<bfloat16_t> q;
+    q.SetGlobalBuffer(qBase_ + first, (count_ - 1) * stride + kDim);
+    GlobalTensor<bfloat16_t> k;
+    k.SetGlobalBuffer(kBase_ + (biasOffset_ + c0) * kDim, static_cast<uint64_t>(cols) * kDim);
+    const int32_t rows = static_cast<int32_t>(count_), n = static_cast<int32_t>(cols);
+    mm.SetOrgShape(rows, n, static_cast<int32_t>(stride), static_cast<int32_t>(kDim));
+    mm.SetTail(rows, n, static_cast<int32_t>(kDim));
+    mm.SetTensorA(q);
+    mm.SetTensorB(k, true);
+    mm.Iterate();
+    mm.GetTensorC(sc);
   }
 
   __aicore__ inline void LoadPadded(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint32_t len) {
@@ -722,7 +761,8 @@ class StemIndexer {
   uint64_t biasOffset_ = 0;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
-  GlobalTensor<float> dotsGm_;
+  __gm__ bfloat16_t* qBase_ = nullptr;
+  __gm__ bfloat16_t* kBase_ = nullptr;
   GlobalTensor<float> biasGm_;
   GlobalTensor<int32_t> qLenGm_;
   GlobalTensor<int32_t> kvLenGm_;
@@ -755,26 +795,32 @@ class StemIndexer {
 
 }  // namespace
 
-extern "C" __global__ __vector__ void amct_stem_indexer_kernel(GM_ADDR dots, GM_ADDR vbias, GM_ADDR qLens,
-                                                               GM_ADDR kvLens, GM_ADDR prompt, GM_ADDR metadata,
-                                                               GM_ADDR indices, GM_ADDR seqLen, GM_ADDR tiling) {
+// qflat [B, Nq, maxQb, 2048] and kflat [B, Nk, maxKb, 2048] bf16 (contiguous), vbias [B, Nk, maxKb]
+// fp32, the three int32 [B] lengths (prompt may be kvLens), the metadata, the outputs (pre-filled
+// with -1 / 0) and the tiling. blockDim = tiling.aicNum AI cores, each an AIC and its two AIVs.
+extern "C" __global__ __aicore__ void amct_stem_indexer_kernel(GM_ADDR qflat, GM_ADDR kflat, GM_ADDR vbias,
+                                                               GM_ADDR qLens, GM_ADDR kvLens, GM_ADDR prompt,
+                                                               GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen,
+                                                               GM_ADDR tiling) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
   StemTiling t = amct_kernel::LoadTiling<StemTiling>(tiling);
   TPipe pipe;
   StemIndexer op;
-  op.Init(dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
+  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, &t.cube);  // the AIC serves its AIVs' requests and returns
+  op.Init(qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
   op.Process();
 }
 
-extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias,
-                                         uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt, uint8_t* metadata,
-                                         uint8_t* indices, uint8_t* seqLen, uint8_t* tiling) {
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* qflat, uint8_t* kflat,
+                                         uint8_t* vbias, uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt,
+                                         uint8_t* metadata, uint8_t* indices, uint8_t* seqLen, uint8_t* tiling) {
 #if defined(AMCT_KERNEL_SIM)
   (void)stream;
-  amct_sim::Launch("amct_stem_indexer_kernel", blockDim, [=] {
-    amct_stem_indexer_kernel(dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling);
+  amct_sim::LaunchMix("amct_stem_indexer_kernel", blockDim, amct_stem::kSubBlocks, [=] {
+    amct_stem_indexer_kernel(qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling);
   });
 #else
-  amct_stem_indexer_kernel<<<blockDim, nullptr, stream>>>(dots, vbias, qLens, kvLens, prompt, metadata, indices,
-                                                         seqLen, tiling);
+  amct_stem_indexer_kernel<<<blockDim, nullptr, stream>>>(qflat, kflat, vbias, qLens, kvLens, prompt, metadata,
+                                                         indices, seqLen, tiling);
 #endif
 }
