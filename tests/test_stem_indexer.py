@@ -419,6 +419,50 @@ class EmulatedKernelTest(unittest.TestCase):
         inputs = case.inputs()
         assert_same(self, run_emulated(case, inputs), run_sequential(case, inputs), "R1 emulated vs sequential scores")
 
+    def test_dot_products_sum_in_order_d_0_to_2047(self):
+        """The kernel's cube sums each dot product in order d = 0..2047 in fp32, as the CPU op and
+        §4 do: a case whose selection depends on that order. Every query row is e0 + e70 + e100, so
+        dot_j = k[0] + k[70] + k[100]. Keys 4..23 hold (2^24, 1, -2^24) there: in order the 1 is
+        lost (2^24 + 1 rounds to 2^24) and the dot is 0, while the exact sum, the reversed one and
+        one summed per 64-element block of K are all 1. Keys 30..59 hold (1, 0, 0): 1 in every
+        order; keys 24..29 are 0. vbias = 0; kv = 8192 non-causal: 56 candidates, K = 42. In order:
+        the 30 keys 30..59 score 2^-6 and the 12 lowest-index zeros 4..15 fill the budget; under
+        any of the other orders 4..23 tie with 30..59 and the 42 lowest of them win instead."""
+        qflat, kflat, vbias, ql, kl, _ = sc.build([128], [8192], pattern="Z")
+        qflat[..., [0, 70, 100]] = 1.0
+        kflat[:, :, 4:24, 0] = 2.0 ** 24
+        kflat[:, :, 4:24, 70] = 1.0
+        kflat[:, :, 4:24, 100] = -2.0 ** 24
+        kflat[:, :, 30:60, 0] = 1.0
+        in_order = list(range(0, 16)) + list(range(30, 64))
+        exact = list(range(0, 24)) + list(range(30, 52)) + list(range(60, 64))
+        # The oracles of the two orders: numpy's sequential fp32 sum, and the exact sum.
+        self.assertEqual(sequential_dots(qflat[0, 0, :1], kflat[0, 0, 4:5]).item(), 0.0)
+        self.assertEqual((qflat[0, 0, 0].double() * kflat[0, 0, 4].double()).sum().item(), 1.0)
+        self.assertNotEqual(in_order, exact)
+        for precision in (1, 2):
+            case = sc.Case("order", None, None, causal=False, topk_score_precision=precision)
+            inputs = (qflat, kflat, vbias, ql, kl, None)
+            got = run_emulated(case, inputs)
+            assert_same(self, got, run_op(case, inputs), f"order p{precision}: emulated vs CPU op")
+            assert_same(self, got, run_sequential(case, inputs), f"order p{precision}: emulated vs sequential")
+            idx, lens = got
+            self.assertTrue(bool((lens == len(in_order)).all()))
+            self.assertTrue(bool((idx[..., :len(in_order)] == torch.tensor(in_order, dtype=torch.int32)).all()))
+
+    def test_strided_inputs_match_contiguous(self):
+        """A33's transposed qflat and step-sliced kflat / vbias: the kernel's matmuls read the
+        dense copies the host passes; results equal the contiguous inputs'."""
+        case = sc.Case("A33", None, None, causal=False)
+        qflat, kflat, vbias, ql, kl, _ = sc._a21_inputs()
+        want = run_op(case, (qflat, kflat, vbias, ql, kl, None))
+        q_t = qflat.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        k_big = torch.zeros(1, 2, kflat.size(2) * 2, 2048, dtype=torch.bfloat16)
+        k_big[:, :, ::2] = kflat
+        k_s = k_big[:, :, ::2]
+        v_s = torch.stack([vbias, vbias], -1)[..., 0]
+        assert_same(self, run_emulated(case, (q_t, k_s, v_s, ql, kl, None)), want, "A33 emulated")
+
     def test_bad_inputs_fail_like_the_op(self):
         qflat, kflat, vbias, ql, kl, _ = base_inputs()
         md = pkg.npu_stem_indexer_metadata(ql, kl, 32, 2)
