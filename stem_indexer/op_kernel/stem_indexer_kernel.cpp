@@ -3,9 +3,10 @@
 // sim (the private op _npu_stem_indexer_emulated).
 //
 // Work split: the metadata (§6) assigns (bn2, m) tiles of 64 group-major rows r = g * Qb + s1 to
-// 36 slots; slot c runs on cube core c % aicNum, whose two vector blocks take the first
-// ceil(rows / 2) rows of each tile and the rest (one block takes all on a one-core sim platform). Records outside the grid (bn2 >= B * Nk, m >=
-// Mt) are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
+// 36 slots; slot c runs on cube core c % aicNum (MIX 1:2: the AIC and its two AIVs), whose two
+// vector blocks take the first ceil(rows / 2) rows of each tile and the rest, or, for a tile of at
+// most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
+// are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
 //
 // The kernel reads the lengths itself (no host round trip): Qb, Kb (clamped to maxQb, maxKb), P,
 // then per row vis, K (§5, the fused step emulated exactly in integers) and the path. The host
@@ -345,8 +346,14 @@ class StemIndexer {
     const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
     const uint64_t r0 = static_cast<uint64_t>(m) * amct_stem::kMTile;
     const uint64_t mRows = rows - r0 < amct_stem::kMTile ? rows - r0 : amct_stem::kMTile;
-    const uint64_t firstHalf = split_ ? (mRows + 1) / 2 : mRows;
-    const uint64_t ra = r0 + (sub_ == 0 ? 0 : firstHalf), rb = r0 + (sub_ == 0 ? firstHalf : mRows);
+    // A tile of at most one group's rows (decode: G rows) goes whole to one vector block, the
+    // blocks alternating along the walk (both walk the same tiles), so that one score matmul
+    // reads its keys; larger tiles are halved.
+    const bool whole = !split_ || mRows <= t_.groupRows;
+    const bool mine = !split_ || (walked_++ % amct_stem::kSubBlocks) == sub_;
+    if (whole && !mine) return;
+    const uint64_t firstHalf = whole ? mRows : (mRows + 1) / 2;
+    const uint64_t ra = r0 + (whole || sub_ == 0 ? 0 : firstHalf), rb = r0 + (whole || sub_ == 0 ? firstHalf : mRows);
     biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;  // also item bn2's first key row
     count_ = 0;
     for (uint64_t r = ra; r < rb; ++r) {
@@ -757,7 +764,8 @@ class StemIndexer {
 
   StemTiling t_;
   uint32_t aic_ = 0, sub_ = 0;
-  bool split_ = true;  // two vector blocks share each tile
+  bool split_ = true;     // two vector blocks share each tile
+  uint64_t walked_ = 0;  // tiles of this cube core's walk so far
   uint64_t biasOffset_ = 0;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
