@@ -14,9 +14,13 @@
 // kernel writes the prefix and L of every row of its tiles: 0..vis-1 on short rows, [0..3] ++
 // ascending(TopK) ++ [vis-4 .. vis-1] on Top-K rows, never more than min(maxKb, K' + 8) elements.
 //
-// Top-K rows, in groups of up to groupRows rows of one tile:
-//   1. Per 256-block chunk of the group's visible range, the rows' fp32 dot products (`dots`) and
-//      vbias arrive in UB. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
+// Top-K rows, in groups of up to groupRows (<= 16) rows of one tile whose qflat rows lie at one
+// stride (a group ends where the stride would change):
+//   1. Per 256-block chunk of the group's visible range, the vector block requests the cube's
+//      score matmul (the Matmul API's KFC form, MIX 1:2: the AIV calls it, the AIC serves): the
+//      group's bf16 query rows times the chunk's bf16 key rows, fp32 accumulated in order d =
+//      0..2047 (the CPU op's order: the same dots), C delivered into this AIV's UB; vbias is
+//      DMA'd beside it. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
 //      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits (no saturation or flush
