@@ -390,8 +390,11 @@ class IndependenceTest(unittest.TestCase):
         with _sim.sim_platform(100, 0):
             self.assertEqual(torch.ops.amct._stem_indexer_tiling(1000)[0], 72)
         _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
-        self.assertEqual((lanes, rows), (7936, 1))
+        self.assertEqual(lanes, 7936)
+        self.assertGreaterEqual(rows, 1)
         self.assertLessEqual(used, budget)
+        if budget == 188416:  # the dav-2201 budget holds one such row (dav-3510's 248 KB hold two)
+            self.assertEqual(rows, 1)
 
 
 @unittest.skipUnless(HAVE_OP, _SKIP_REASON)
@@ -453,6 +456,29 @@ class EmulatedKernelTest(unittest.TestCase):
             idx, lens = got
             self.assertTrue(bool((lens == len(in_order)).all()))
             self.assertTrue(bool((idx[..., :len(in_order)] == torch.tensor(in_order, dtype=torch.int32)).all()))
+
+    def test_special_values_in_the_keys(self):
+        """±Inf and NaN made by the cube itself (not by vbias): query rows e0 + e1, keys whose dot is
+        +inf, -inf, NaN (inf - inf, or a NaN element) or overflows to +inf (two 2^127 products), in
+        any summation order, beside finite ones: NaN lowest, -inf above it, +inf highest, ties to
+        the smaller index (§4.1); the reference's torch.matmul is exact here."""
+        big = 2.0 ** 127
+        for kv, precision in ((8192, 1), (8192, 2), (16384, 1)):
+            qflat, kflat, vbias, ql, kl, _ = sc.build([128], [kv], pattern="Z")
+            qflat[..., [0, 1]] = 1.0
+            g = torch.Generator().manual_seed(5)
+            vbias[...] = torch.randint(-3, 4, vbias.shape, generator=g).float()
+            specials = {6: (float("inf"), 0.0), 7: (float("inf"), -float("inf")), 9: (-float("inf"), 1.0),
+                        11: (float("nan"), 0.0), 13: (big, big), 15: (float("inf"), 0.0), 17: (0.0, float("nan")),
+                        21: (-float("inf"), 0.0), 25: (-big, -big)}
+            for j, (a, b) in specials.items():
+                kflat[0, 0, j, 0], kflat[0, 0, j, 1] = a, b
+                kflat[0, 1, j + 1, 0], kflat[0, 1, j + 1, 1] = b, a
+            case = sc.Case("keys", None, None, causal=False, topk_score_precision=precision)
+            inputs = (qflat, kflat, vbias, ql, kl, None)
+            want = run_ref(case, inputs)
+            for name, run in RUNNERS.items():
+                assert_same(self, run(case, inputs), want, f"special keys kv{kv} p{precision} {name}")
 
     def test_strided_inputs_match_contiguous(self):
         """A33's transposed qflat and step-sliced kflat / vbias: the kernel's matmuls read the

@@ -61,6 +61,7 @@ constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
 constexpr uint32_t kChunk = amct_stem::kChunk;
 constexpr uint64_t kDim = amct_stem::kDim;   // elements of a qflat / kflat row
+constexpr uint64_t kMaxStrideRows = 0x7FFFFFFFu / kDim;  // A's row stride must fit the matmul's int32 Ka
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 __aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -373,7 +374,10 @@ class StemIndexer {
       }
       // One score matmul serves the group: its query rows must lie at one stride in qflat
       // (consecutive s1 of a head: 1 row; one s1 of consecutive heads: maxQb rows).
-      if (count_ >= 2 && outRow - group_[count_ - 1].outRow != group_[1].outRow - group_[0].outRow) Group();
+      // (The stride is the matmul's int32 Ka: a wider one, beyond any real maxQb, ends the group too.)
+      const uint64_t step = count_ >= 1 ? outRow - group_[count_ - 1].outRow : 0;
+      if (count_ >= 1 && step > kMaxStrideRows) Group();
+      if (count_ >= 2 && step != group_[1].outRow - group_[0].outRow) Group();
       group_[count_++] = GroupRow{outRow, vis, static_cast<uint32_t>(K)};
       if (count_ == t_.groupRows) Group();
     }
