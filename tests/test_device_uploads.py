@@ -64,5 +64,21 @@ class NpuSourcesTest(unittest.TestCase):
                 self.assertEqual(sync.findall(text), [])
 
 
+class StemKernelPathTest(unittest.TestCase):
+    """stem_indexer's kernel path (the NPU and the emulated kernel) hands the device tensors to one
+    launch: the fused kernel scores on its cube and reads the lengths itself, so the host copies no
+    length to the host and runs no matmul (docs/stem_indexer.md §7.3)."""
+
+    def test_run_kernel_reads_nothing_back_and_runs_no_matmul(self):
+        text = (ROOT / "stem_indexer" / "op_extension" / "stem_indexer_host.cpp").read_text()
+        body = text[text.index("std::tuple<at::Tensor, at::Tensor> runKernel("):]
+        body = body[:body.index("\n}\n")]
+        self.assertIn("backend.launch(", body)
+        for forbidden in ("hostValues", "kCPU", ".cpu()", ".item"):
+            self.assertNotIn(forbidden, body)
+        for aten_matmul in ("at::mm(", "at::matmul(", "at::bmm("):  # the CPU op has its own score kernel
+            self.assertNotIn(aten_matmul, text)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,9 @@
 // stem_indexer: schemas (docs/stem_indexer.md §2), and the Meta and CPU implementations. On the CPU the score
 // matmuls are our own sequential-sum kernel (stem_indexer_cpu_kernels.h) and the selection is
-// native C++ fused with them (§7.1), all in the shared host code. The AscendC selection
-// kernel runs on the CPU through the kernel sim as the private op _npu_stem_indexer_emulated (same
-// schema), which the tests hold exactly to the CPU op (§7.3). Neither op is differentiable.
+// native C++ fused with them (§7.1), all in the shared host code. The fused AscendC kernel (its
+// cube scores, its vector selection) runs on the CPU through the kernel sim as the private op
+// _npu_stem_indexer_emulated (same schema), which the tests hold exactly to the CPU op (§7.3).
+// Neither op is differentiable.
 #include <torch/library.h>
 
 #include <optional>
@@ -12,9 +13,9 @@
 #include "amct_sim_glue.h"
 #include "stem_indexer_host.h"
 
-extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias,
-                                         uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt, uint8_t* metadata,
-                                         uint8_t* indices, uint8_t* seqLen, uint8_t* tiling);
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* qflat, uint8_t* kflat,
+                                         uint8_t* vbias, uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt,
+                                         uint8_t* metadata, uint8_t* indices, uint8_t* seqLen, uint8_t* tiling);
 
 namespace {
 
@@ -25,14 +26,14 @@ using amct::stem::Attributes;
 void simLaunch(const amct::stem::KernelArgs& a) {
   // prompt is kvLens itself when num_prompt_tokens is absent: one region.
   const bool ownPrompt = a.prompt.data_ptr() != a.kvLens.data_ptr();
-  amct_sim::GmScope scope{simRegion(a.dots, false),     simRegion(a.vbias, false),
-                          simRegion(a.qLens, false),    simRegion(a.kvLens, false),
-                          simRegion(ownPrompt ? a.prompt : a.qLens, false),
+  amct_sim::GmScope scope{simRegion(a.qflat, false),    simRegion(a.kflat, false),
+                          simRegion(a.vbias, false),    simRegion(a.qLens, false),
+                          simRegion(a.kvLens, false),   simRegion(ownPrompt ? a.prompt : a.qLens, false),
                           simRegion(a.metadata, false), simRegion(a.indices, true),
                           simRegion(a.seqLen, true),    simRegion(a.tiling, false)};
-  amct_stem_indexer_launch(a.blockDim, nullptr, bytePtr(a.dots), bytePtr(a.vbias), bytePtr(a.qLens), bytePtr(a.kvLens),
-                           bytePtr(a.prompt), bytePtr(a.metadata), bytePtr(a.indices), bytePtr(a.seqLen),
-                           bytePtr(a.tiling));
+  amct_stem_indexer_launch(a.blockDim, nullptr, bytePtr(a.qflat), bytePtr(a.kflat), bytePtr(a.vbias),
+                           bytePtr(a.qLens), bytePtr(a.kvLens), bytePtr(a.prompt), bytePtr(a.metadata),
+                           bytePtr(a.indices), bytePtr(a.seqLen), bytePtr(a.tiling));
 }
 
 Attributes attributes(bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha, int64_t initialBlocks,

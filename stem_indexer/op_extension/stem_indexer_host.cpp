@@ -1,6 +1,7 @@
 #include "stem_indexer_host.h"
 
 #include "stem_indexer_cpu_kernels.h"
+#include "tiling/tiling_api.h"
 
 #include <ATen/Parallel.h>
 
@@ -483,39 +484,6 @@ void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor&
   });
 }
 
-// The dot products the kernel reads, [B * Nk, G * maxQb, maxKb] fp32: item bn2's row r = g * Qb + s1
-// (the plan's group-major rows) against its key blocks 0..Kb-1; other entries are never read.
-// Transitional: computed here from host lengths until the kernel's cube stage produces them.
-at::Tensor kernelDots(const Problem& p, const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens) {
-  const std::vector<int64_t> qLen = hostValues(qSeqLens);
-  const std::vector<int64_t> kvLen = hostValues(kvSeqLens);
-  at::Tensor dots = at::empty({p.B * p.Nk, p.G * p.maxQb, p.maxKb}, p.q.options().dtype(at::kFloat));
-  auto item = [&](int64_t bn2) {
-    const int64_t b = bn2 / p.Nk, n = bn2 % p.Nk;
-    const int64_t Qb = std::min(blocksOf(qLen[b]), p.maxQb), Kb = std::min(blocksOf(kvLen[b]), p.maxKb);
-    if (Qb <= 0 || Kb <= 0) return;
-    const at::Tensor q = p.q.select(0, b).narrow(0, n * p.G, p.G).narrow(1, 0, Qb);
-    const at::Tensor k = p.k.select(0, b).narrow(0, n, 1).narrow(1, 0, Kb);
-    if (p.q.device().is_cpu()) {
-      at::Tensor qHold, kHold;
-      at::Tensor packed = scratch(kKeyScratch, packedKeyFloats(Kb));
-      packKeys(bf16Rows(k, kHold), packed.data_ptr<float>());
-      sequentialScores(bf16Rows(q, qHold), packed.data_ptr<float>(), Kb, dots[bn2].data_ptr<float>(), p.maxKb);
-    } else {
-      at::Tensor out = dots[bn2].narrow(0, 0, p.G * Qb).narrow(1, 0, Kb);
-      out.copy_(at::mm(q.reshape({p.G * Qb, kDim}).to(at::kFloat), k.squeeze(0).to(at::kFloat).t()));
-    }
-  };
-  if (p.q.device().is_cpu()) {
-    at::parallel_for(0, p.B * p.Nk, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t bn2 = begin; bn2 < end; ++bn2) item(bn2);
-    });
-  } else {
-    for (int64_t bn2 = 0; bn2 < p.B * p.Nk; ++bn2) item(bn2);
-  }
-  return dots;
-}
-
 // The kernel path (the NPU, and the emulated kernel on the CPU): the outputs filled with -1 / 0 on
 // their device, then one launch that writes every row of the plan's tiles.
 std::tuple<at::Tensor, at::Tensor> runKernel(const Problem& p, const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens,
@@ -531,9 +499,9 @@ std::tuple<at::Tensor, at::Tensor> runKernel(const Problem& p, const at::Tensor&
   auto onDevice = [&](const at::Tensor& t) { return t.to(dev).contiguous(); };
   const at::Tensor ql = onDevice(qSeqLens), kvl = onDevice(kvSeqLens);
   const at::Tensor prompt = numPromptTokens ? onDevice(*numPromptTokens) : kvl;
-  const at::Tensor dots = kernelDots(p, qSeqLens, kvSeqLens);
-  backend.launch(KernelArgs{tiling.blockNum, dots, p.vb, ql, kvl, prompt, onDevice(metadata), indices, seqLen,
-                            tilingTensor(tiling)});
+  // The kernel's matmuls read rows of 2048 contiguous elements at row strides of the dense layout.
+  backend.launch(KernelArgs{tiling.aicNum, p.q.contiguous(), p.k.contiguous(), p.vb, ql, kvl, prompt,
+                            onDevice(metadata), indices, seqLen, tilingTensor(tiling)});
   return {indices, seqLen};
 }
 
@@ -586,6 +554,25 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   return bytes;
 }
 
+// The group score matmul's tiling: A (rows x 2048) bf16, B (256 x 2048) bf16 transposed, C fp32
+// in the AIV's UB (VECIN); the kernel sets each call's M, N and A's row stride (SetOrgShape, SetTail).
+static TCubeTiling scoreTiling(uint32_t rows) {
+  using namespace matmul_tiling;
+  MatmulApiTiling api;
+  api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
+  api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, true);
+  api.SetCType(TPosition::VECIN, CubeFormat::ND, DataType::DT_FLOAT);
+  api.SetBias(false);
+  const int32_t m = static_cast<int32_t>(rows), n = static_cast<int32_t>(amct_stem::kChunk);
+  const int32_t k = static_cast<int32_t>(amct_stem::kDim);
+  api.SetShape(m, n, k);
+  api.SetOrgShape(m, n, k);
+  api.SetBufferSpace(-1, -1, -1);
+  TCubeTiling tiling{};
+  TORCH_CHECK(api.GetTiling(tiling) != -1, kOp, ": the score Matmul tiling failed for m ", m, ", n ", n, ", k ", k);
+  return tiling;
+}
+
 amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t maxQb, int64_t maxKb,
                                     const Attributes& attrs, bool promptFromKv, int64_t metadataWords,
                                     const PlatformFacts& facts) {
@@ -605,8 +592,10 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   for (uint64_t w = amct_stem::kChunk; ubBytes(static_cast<uint32_t>(w), 1) <= ub; w += amct_stem::kChunk) maxLanes = w;
   TORCH_CHECK(rows > 0, kOp, ": kflat.size(2) (maxKb) must be at most ", maxLanes,
               " for the NPU kernel's row buffers in ", ub, " bytes of UB, but got ", maxKb);
-  // One cube core per two vector cores; the plan has kSlots slots, so more cores would idle.
-  const uint64_t sub = facts.aivCores >= amct_stem::kSubBlocks ? amct_stem::kSubBlocks : 1;
+  // One cube core per two vector cores (MIX 1:2); the plan has kSlots slots, so more cores would idle.
+  TORCH_CHECK(facts.aivCores >= amct_stem::kSubBlocks, kOp, ": the NPU kernel runs on AI cores of one cube and ",
+              amct_stem::kSubBlocks, " vector cores, but the platform has ", facts.aivCores, " vector core(s)");
+  const uint64_t sub = amct_stem::kSubBlocks;
   const uint64_t aic = std::max<uint64_t>(1, std::min<uint64_t>(facts.aivCores / sub, amct_stem::kSlots));
   amct_stem::StemTiling t{};
   t.batch = static_cast<uint32_t>(B);
@@ -631,6 +620,7 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   t.biasMedium = static_cast<int32_t>(attrs.biasMedium);
   t.biasLarge = static_cast<int32_t>(attrs.biasLarge);
   t.metadataWords = static_cast<uint64_t>(metadataWords);
+  t.cube = scoreTiling(rows);
   return t;
 }
 

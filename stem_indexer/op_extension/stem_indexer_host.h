@@ -1,8 +1,8 @@
 // Device-agnostic host logic of the StemIndexer operators (docs/stem_indexer.md), shared by
 // the CPU, emulated-kernel and NPU paths: validation (§3), the Top-K budget (§5), metadata capacity
-// and generation (§6), output allocation, the per-tile score matmuls of the visible blocks (fp32
-// accumulate: the CPU score kernel of stem_indexer_cpu_kernels.h, ATen on the NPU), and either the
-// native CPU selection (§7.1) or the launch of the AscendC kernel.
+// and generation (§6), output allocation, and either the CPU op (the per-tile score matmuls of the
+// visible blocks with the CPU score kernel of stem_indexer_cpu_kernels.h, fused with the native
+// selection, §7.1) or the launch of the AscendC kernel, which scores on its cube itself (§7.3).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -20,12 +20,13 @@ namespace amct {
 namespace stem {
 
 // The arguments of one launch of the stem_indexer kernel, all on the kernel's device except the
-// tiling (a CPU uint8 tensor): dots fp32 [B * Nk, G * maxQb, maxKb], vbias fp32 [B, Nk, maxKb],
-// the three int32 [B] length tensors (prompt is kvLens when num_prompt_tokens is absent), the
+// tiling (a CPU uint8 tensor): qflat and kflat (bf16, contiguous), vbias fp32 [B, Nk, maxKb], the
+// three int32 [B] length tensors (prompt is kvLens when num_prompt_tokens is absent), the
 // metadata, and the outputs sparse_indices / sparse_seq_len (contiguous, pre-filled with -1 / 0).
+// blockDim counts AI cores (MIX 1:2: an AIC and two AIVs each).
 struct KernelArgs {
   uint32_t blockDim;
-  at::Tensor dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling;
+  at::Tensor qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling;
 };
 using Launcher = std::function<void(const KernelArgs&)>;
 

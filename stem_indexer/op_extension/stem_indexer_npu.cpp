@@ -1,9 +1,9 @@
 // stem_indexer on the NPU (PrivateUse1, ascend950 only): the shared host logic (validation, the
-// -1 / 0 fills of the outputs on the device, and, until the kernel's cube stage exists, one ATen
-// matmul per kv head for the dot products, which copies the lengths to the host) with the fused
-// AscendC kernel, which reads the lengths and the metadata on the device. The metadata generator
-// runs on the host (a D2H copy of the lengths), so it is not capturable in a graph. Built only with CANN for dav-3510; compiled with
-// -fsyntax-only against torch_npu's headers in CI. Compiles, not validated on hardware.
+// -1 / 0 fills of the outputs on the device) with one launch of the fused AscendC kernel, which
+// scores on its cube and selects on its vector cores, reading the lengths and the metadata on the
+// device: no host copy of the lengths, no ATen matmul. The metadata generator runs on the host (a
+// D2H copy of the lengths), so it is not capturable in a graph. Built only with CANN for dav-3510;
+// compiled with -fsyntax-only against torch_npu's headers in CI. Compiles, not validated on hardware.
 #include <torch/library.h>
 
 #include <optional>
@@ -14,9 +14,9 @@
 #include "amct_npu.h"
 #include "stem_indexer_host.h"
 
-extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias,
-                                         uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt, uint8_t* metadata,
-                                         uint8_t* indices, uint8_t* seqLen, uint8_t* tiling);
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* qflat, uint8_t* kflat,
+                                         uint8_t* vbias, uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt,
+                                         uint8_t* metadata, uint8_t* indices, uint8_t* seqLen, uint8_t* tiling);
 
 namespace {
 
@@ -34,9 +34,9 @@ void checkDeviceSoc(const char* op) {
 
 void npuLaunch(const amct::stem::KernelArgs& a) {
   at::Tensor tilingDev = amct::deviceTiling(a.tiling, a.indices);  // cached per tiling and device
-  amct_stem_indexer_launch(a.blockDim, amct::currentNpuStream(), bytePtr(a.dots), bytePtr(a.vbias), bytePtr(a.qLens),
-                           bytePtr(a.kvLens), bytePtr(a.prompt), bytePtr(a.metadata), bytePtr(a.indices),
-                           bytePtr(a.seqLen), bytePtr(tilingDev));
+  amct_stem_indexer_launch(a.blockDim, amct::currentNpuStream(), bytePtr(a.qflat), bytePtr(a.kflat),
+                           bytePtr(a.vbias), bytePtr(a.qLens), bytePtr(a.kvLens), bytePtr(a.prompt),
+                           bytePtr(a.metadata), bytePtr(a.indices), bytePtr(a.seqLen), bytePtr(tilingDev));
 }
 
 std::tuple<at::Tensor, at::Tensor> stemIndexerNpu(

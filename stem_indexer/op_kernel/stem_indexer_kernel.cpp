@@ -3,9 +3,10 @@
 // sim (the private op _npu_stem_indexer_emulated).
 //
 // Work split: the metadata (§6) assigns (bn2, m) tiles of 64 group-major rows r = g * Qb + s1 to
-// 36 slots; slot c runs on cube core c % aicNum, whose two vector blocks take the first
-// ceil(rows / 2) rows of each tile and the rest (one block takes all on a one-core sim platform). Records outside the grid (bn2 >= B * Nk, m >=
-// Mt) are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
+// 36 slots; slot c runs on cube core c % aicNum (MIX 1:2: the AIC and its two AIVs), whose two
+// vector blocks take the first ceil(rows / 2) rows of each tile and the rest, or, for a tile of at
+// most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
+// are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
 //
 // The kernel reads the lengths itself (no host round trip): Qb, Kb (clamped to maxQb, maxKb), P,
 // then per row vis, K (§5, the fused step emulated exactly in integers) and the path. The host
@@ -13,9 +14,13 @@
 // kernel writes the prefix and L of every row of its tiles: 0..vis-1 on short rows, [0..3] ++
 // ascending(TopK) ++ [vis-4 .. vis-1] on Top-K rows, never more than min(maxKb, K' + 8) elements.
 //
-// Top-K rows, in groups of up to groupRows rows of one tile:
-//   1. Per 256-block chunk of the group's visible range, the rows' fp32 dot products (`dots`) and
-//      vbias arrive in UB. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
+// Top-K rows, in groups of up to groupRows (<= 16) rows of one tile whose qflat rows lie at one
+// stride (a group ends where the stride would change):
+//   1. Per 256-block chunk of the group's visible range, the vector block requests the cube's
+//      score matmul (the Matmul API's KFC form, MIX 1:2: the AIV calls it, the AIC serves): the
+//      group's bf16 query rows times the chunk's bf16 key rows, fp32 accumulated in order d =
+//      0..2047 (the CPU op's order: the same dots), C delivered into this AIV's UB; vbias is
+//      DMA'd beside it. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
 //      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits (no saturation or flush
@@ -35,6 +40,7 @@
 // Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
 // bisheng's auto-sync.
 #include "kernel_operator.h"
+#include "lib/matmul_intf.h"  // the KFC form (no ASCENDC_CUBE_ONLY): the AIVs call the Matmul, the AIC serves
 #include "amct_kernel_common.h"
 #include "stem_indexer_tiling.h"
 
@@ -54,6 +60,8 @@ constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
 constexpr uint32_t kChunk = amct_stem::kChunk;
+constexpr uint64_t kDim = amct_stem::kDim;   // elements of a qflat / kflat row
+constexpr uint64_t kMaxStrideRows = 0x7FFFFFFFu / kDim;  // A's row stride must fit the matmul's int32 Ka
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 __aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -181,8 +189,7 @@ constexpr uint32_t kScalarCountLanes = 256;
 
 // A Top-K row of the current group.
 struct GroupRow {
-  uint64_t dotsOffset;  // element offset of the row's dot with block 0 in `dots`
-  uint64_t outRow;      // (b * Nq + h) * maxQb + s1
+  uint64_t outRow;      // (b * Nq + h) * maxQb + s1: also the row's index in qflat (rows of 2048)
   uint32_t vis;
   uint32_t K;
 };
@@ -192,14 +199,29 @@ struct Lengths {
   int64_t Qb, Kb, P;
 };
 
+// The score matmul of a group: its query rows (bf16, rows of qflat at one stride) times the chunk's
+// key rows (bf16, kflat, B transposed), fp32 accumulation, C (fp32) into the calling AIV's UB.
+using QueryType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t>;
+using KeyType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t, true>;
+using ScoreType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
+using ScoreMatmul = Matmul<QueryType, KeyType, ScoreType, ScoreType>;
+
 class StemIndexer {
  public:
-  __aicore__ inline void Init(GM_ADDR dots, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens, GM_ADDR prompt,
-                              GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t, TPipe* pipe) {
+  ScoreMatmul mm;  // registered by the kernel entry (REGIST_MATMUL_OBJ) before Init
+
+  __aicore__ inline void Init(GM_ADDR qflat, GM_ADDR kflat, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens,
+                              GM_ADDR prompt, GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t,
+                              TPipe* pipe) {
     t_ = t;
     if (t_.groupRows < 1) t_.groupRows = 1;
     if (t_.groupRows > amct_stem::kMaxGroupRows) t_.groupRows = amct_stem::kMaxGroupRows;
-    dotsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(dots));
+    // A group is one matmul of at most the cube tiling's M rows.
+    if (t_.cube.singleCoreM >= 1 && t_.groupRows > static_cast<uint32_t>(t_.cube.singleCoreM)) {
+      t_.groupRows = static_cast<uint32_t>(t_.cube.singleCoreM);
+    }
+    qBase_ = reinterpret_cast<__gm__ bfloat16_t*>(qflat);
+    kBase_ = reinterpret_cast<__gm__ bfloat16_t*>(kflat);
     biasGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(vbias));
     qLenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(qLens));
     kvLenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(kvLens));
@@ -257,6 +279,7 @@ class StemIndexer {
     for (int64_t s = 0; s < sections; ++s) {
       for (uint32_t c = aic_; c < amct_stem::kSlots; c += t_.aicNum) Slot(s, c);
     }
+    mm.End();
   }
 
  private:
@@ -328,9 +351,15 @@ class StemIndexer {
     const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
     const uint64_t r0 = static_cast<uint64_t>(m) * amct_stem::kMTile;
     const uint64_t mRows = rows - r0 < amct_stem::kMTile ? rows - r0 : amct_stem::kMTile;
-    const uint64_t firstHalf = split_ ? (mRows + 1) / 2 : mRows;
-    const uint64_t ra = r0 + (sub_ == 0 ? 0 : firstHalf), rb = r0 + (sub_ == 0 ? firstHalf : mRows);
-    biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;
+    // A tile of at most one group's rows (decode: G rows) goes whole to one vector block, the
+    // blocks alternating along the walk (both walk the same tiles), so that one score matmul
+    // reads its keys; larger tiles are halved.
+    const bool whole = !split_ || mRows <= t_.groupRows;
+    const bool mine = !split_ || (walked_++ % amct_stem::kSubBlocks) == sub_;
+    if (whole && !mine) return;
+    const uint64_t firstHalf = whole ? mRows : (mRows + 1) / 2;
+    const uint64_t ra = r0 + (whole || sub_ == 0 ? 0 : firstHalf), rb = r0 + (whole || sub_ == 0 ? firstHalf : mRows);
+    biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;  // also item bn2's first key row
     count_ = 0;
     for (uint64_t r = ra; r < rb; ++r) {
       const uint64_t g = r / l.Qb, s1 = r % l.Qb;
@@ -343,8 +372,13 @@ class StemIndexer {
         ShortRow(outRow, vis);
         continue;
       }
-      const uint64_t dotsRow = static_cast<uint64_t>(bn2) * t_.group * t_.maxQb + r;
-      group_[count_++] = GroupRow{dotsRow * t_.maxKb, outRow, vis, static_cast<uint32_t>(K)};
+      // One score matmul serves the group: its query rows must lie at one stride in qflat
+      // (consecutive s1 of a head: 1 row; one s1 of consecutive heads: maxQb rows).
+      // (The stride is the matmul's int32 Ka: a wider one, beyond any real maxQb, ends the group too.)
+      const uint64_t step = count_ >= 1 ? outRow - group_[count_ - 1].outRow : 0;
+      if (count_ >= 1 && step > kMaxStrideRows) Group();
+      if (count_ >= 2 && step != group_[1].outRow - group_[0].outRow) Group();
+      group_[count_++] = GroupRow{outRow, vis, static_cast<uint32_t>(K)};
       if (count_ == t_.groupRows) Group();
     }
     if (count_ > 0) Group();
@@ -378,25 +412,24 @@ class StemIndexer {
   }
 
   // Keys of lanes [c0, c0 + 256) of every row of the group into hi_ / s_ (row q at q * rowLanes).
+  // The lanes [c0, c0 + cols) up to the widest row's candidates are scored; the rest of the
+  // chunk rows are zeroed (and masked as non-candidates by Scores).
   __aicore__ inline void ChunkKeys(uint32_t c0, uint32_t visMax) {
     const uint32_t rowsN = count_ * kChunk;
     LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
     LocalTensor<float> bias = biasQue_.AllocTensor<float>();
-    uint32_t len[amct_stem::kMaxGroupRows];
-    for (uint32_t q = 0; q < count_; ++q) {
-      const uint32_t end = group_[q].vis - amct_stem::kWindow;  // candidates end here
-      len[q] = end > c0 ? Min(end - c0, kChunk) : 0u;
-      if (len[q] > 0) LoadPadded(sc[q * kChunk], dotsGm_[group_[q].dotsOffset + c0], len[q]);
+    const uint32_t candEnd = visMax - amct_stem::kWindow;  // the widest row's candidates end here
+    const uint32_t cols = candEnd > c0 ? Min(candEnd - c0, kChunk) : 0u;
+    if (cols > 0) {
+      LoadPadded(bias, biasGm_[biasOffset_ + c0], cols);
+      ScoreChunk(sc, c0, cols);
     }
-    const uint32_t biasEnd = visMax - amct_stem::kWindow;
-    const uint32_t biasLen = biasEnd > c0 ? Min(biasEnd - c0, kChunk) : 0u;
-    if (biasLen > 0) LoadPadded(bias, biasGm_[biasOffset_ + c0], biasLen);
     scoreQue_.EnQue(sc);
     biasQue_.EnQue(bias);
     LocalTensor<float> sv = scoreQue_.DeQue<float>();
     LocalTensor<float> bv = biasQue_.DeQue<float>();
-    for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], len[q]);
-    ZeroTail(bv, biasLen);
+    for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], cols);
+    ZeroTail(bv, cols);
     Scores(sv, bv, c0, rowsN);
     Keys(sv, rowsN);
     for (uint32_t q = 0; q < count_; ++q) {
@@ -405,6 +438,27 @@ class StemIndexer {
     }
     scoreQue_.FreeTensor(sv);
     biasQue_.FreeTensor(bv);
+  }
+
+  // The cube's dot products of the group's query rows with key blocks [c0, c0 + cols) of its kv
+  // head into sc (row q at q * 256, an fp32 sum in order d = 0..2047 of exact bf16 products: the
+  // spec's dot). A is qflat's rows at the group's stride (SetOrgShape's Ka), B the key rows
+  // (N x 2048, transposed); one base tile (baseM >= rows, baseN = 256) lands in UB by GetTensorC,
+  // synchronously, as an MTE2-like write: the VECIN queue orders the vector pipe after it.
+  __aicore__ inline void ScoreChunk(const LocalTensor<float>& sc, uint32_t c0, uint32_t cols) {
+    const uint64_t first = group_[0].outRow * kDim;
+    const uint64_t stride = count_ > 1 ? (group_[1].outRow - group_[0].outRow) * kDim : kDim;
+    GlobalTensor<bfloat16_t> q;
+    q.SetGlobalBuffer(qBase_ + first, (count_ - 1) * stride + kDim);
+    GlobalTensor<bfloat16_t> k;
+    k.SetGlobalBuffer(kBase_ + (biasOffset_ + c0) * kDim, static_cast<uint64_t>(cols) * kDim);
+    const int32_t rows = static_cast<int32_t>(count_), n = static_cast<int32_t>(cols);
+    mm.SetOrgShape(rows, n, static_cast<int32_t>(stride), static_cast<int32_t>(kDim));
+    mm.SetTail(rows, n, static_cast<int32_t>(kDim));
+    mm.SetTensorA(q);
+    mm.SetTensorB(k, true);
+    mm.Iterate();
+    mm.GetTensorC(sc);
   }
 
   __aicore__ inline void LoadPadded(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint32_t len) {
@@ -718,11 +772,13 @@ class StemIndexer {
 
   StemTiling t_;
   uint32_t aic_ = 0, sub_ = 0;
-  bool split_ = true;  // two vector blocks share each tile
+  bool split_ = true;     // two vector blocks share each tile
+  uint64_t walked_ = 0;  // tiles of this cube core's walk so far
   uint64_t biasOffset_ = 0;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
-  GlobalTensor<float> dotsGm_;
+  __gm__ bfloat16_t* qBase_ = nullptr;
+  __gm__ bfloat16_t* kBase_ = nullptr;
   GlobalTensor<float> biasGm_;
   GlobalTensor<int32_t> qLenGm_;
   GlobalTensor<int32_t> kvLenGm_;
@@ -755,26 +811,32 @@ class StemIndexer {
 
 }  // namespace
 
-extern "C" __global__ __vector__ void amct_stem_indexer_kernel(GM_ADDR dots, GM_ADDR vbias, GM_ADDR qLens,
-                                                               GM_ADDR kvLens, GM_ADDR prompt, GM_ADDR metadata,
-                                                               GM_ADDR indices, GM_ADDR seqLen, GM_ADDR tiling) {
+// qflat [B, Nq, maxQb, 2048] and kflat [B, Nk, maxKb, 2048] bf16 (contiguous), vbias [B, Nk, maxKb]
+// fp32, the three int32 [B] lengths (prompt may be kvLens), the metadata, the outputs (pre-filled
+// with -1 / 0) and the tiling. blockDim = tiling.aicNum AI cores, each an AIC and its two AIVs.
+extern "C" __global__ __aicore__ void amct_stem_indexer_kernel(GM_ADDR qflat, GM_ADDR kflat, GM_ADDR vbias,
+                                                               GM_ADDR qLens, GM_ADDR kvLens, GM_ADDR prompt,
+                                                               GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen,
+                                                               GM_ADDR tiling) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
   StemTiling t = amct_kernel::LoadTiling<StemTiling>(tiling);
   TPipe pipe;
   StemIndexer op;
-  op.Init(dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
+  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, &t.cube);  // the AIC serves its AIVs' requests and returns
+  op.Init(qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
   op.Process();
 }
 
-extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* dots, uint8_t* vbias,
-                                         uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt, uint8_t* metadata,
-                                         uint8_t* indices, uint8_t* seqLen, uint8_t* tiling) {
+extern "C" void amct_stem_indexer_launch(uint32_t blockDim, void* stream, uint8_t* qflat, uint8_t* kflat,
+                                         uint8_t* vbias, uint8_t* qLens, uint8_t* kvLens, uint8_t* prompt,
+                                         uint8_t* metadata, uint8_t* indices, uint8_t* seqLen, uint8_t* tiling) {
 #if defined(AMCT_KERNEL_SIM)
   (void)stream;
-  amct_sim::Launch("amct_stem_indexer_kernel", blockDim, [=] {
-    amct_stem_indexer_kernel(dots, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling);
+  amct_sim::LaunchMix("amct_stem_indexer_kernel", blockDim, amct_stem::kSubBlocks, [=] {
+    amct_stem_indexer_kernel(qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, tiling);
   });
 #else
-  amct_stem_indexer_kernel<<<blockDim, nullptr, stream>>>(dots, vbias, qLens, kvLens, prompt, metadata, indices,
-                                                         seqLen, tiling);
+  amct_stem_indexer_kernel<<<blockDim, nullptr, stream>>>(qflat, kflat, vbias, qLens, kvLens, prompt, metadata,
+                                                         indices, seqLen, tiling);
 #endif
 }

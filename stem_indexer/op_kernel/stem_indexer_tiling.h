@@ -1,9 +1,15 @@
 // Tiling of the fused stem_indexer kernel: written by the host from shapes and attributes only
 // (never from the lengths, which the kernel reads itself), read by the kernel from GM. Shared by
-// host and kernel, so it includes only <cstdint>.
+// host and kernel.
 #pragma once
 
 #include <cstdint>
+
+#if defined(__CCE_AICORE__)
+#include "kernel_tiling/kernel_tiling.h"  // bisheng: CANN's TCubeTiling
+#else
+#include "sim_tiling_data.h"  // host code and the kernel sim: TCubeTiling with CANN's fields, in its order
+#endif
 
 namespace amct_stem {
 
@@ -12,8 +18,9 @@ constexpr uint32_t kWindow = 4;          // window_size: always selected
 constexpr uint32_t kMaxK = 256;          // cap on the dynamic count
 constexpr uint32_t kChunk = 256;         // key blocks per score chunk (the metadata's s2 tile)
 constexpr uint32_t kMTile = 64;          // rows per m tile (group-major rows r = g * Qb + s1)
-constexpr uint32_t kMaxGroupRows = 4;    // Top-K rows whose keys are built together
+constexpr uint32_t kMaxGroupRows = 16;   // Top-K rows whose keys are built together: one cube fractal of M
 constexpr uint32_t kSubBlocks = 2;       // vector cores per cube core (MIX 1:2)
+constexpr uint32_t kDim = 2048;          // elements of a qflat / kflat row (the dot products' K)
 // Metadata layout (docs/stem_indexer.md §6), in int32 words.
 constexpr uint32_t kHeaderWords = 16;
 constexpr uint32_t kSlots = 36;
@@ -30,8 +37,8 @@ struct StemTiling {
   uint32_t precision;     // topk_score_precision: 1 ranks fp32 scores, 2 their bf16 (RNE) values
   uint32_t promptFromKv;  // 1: num_prompt_tokens absent, the prompt is kv_seq_lens
   uint32_t aicNum;        // cube cores of the plan's core map: slot c runs on core c % aicNum
-  uint32_t subBlocks;     // vector blocks per cube core: kSubBlocks (1 only on a one-core sim platform)
-  uint32_t blockNum;      // vector blocks launched (subBlocks per cube core)
+  uint32_t subBlocks;     // vector blocks per cube core: kSubBlocks
+  uint32_t blockNum;      // vector blocks (subBlocks per cube core); the MIX launch's blockDim is aicNum
   uint32_t rowLanes;      // W: lanes of a row's key buffer, a multiple of kChunk, >= maxKb
   uint32_t groupRows;     // Top-K rows per key group, 1..kMaxGroupRows
   uint32_t ubBudget;      // UB bytes per core the tiling assumed
@@ -43,6 +50,9 @@ struct StemTiling {
   int32_t biasLarge;
   uint32_t reserved;      // 0 (keeps metadataWords 8-byte aligned)
   uint64_t metadataWords; // metadata.size(0) (>= capacity(B, Nk))
+  // The score matmul of a group (M = its rows <= groupRows, N = a chunk's <= 256 key blocks,
+  // K = 2048; bf16 in, fp32 C into the AIV's UB): singleCoreM = groupRows, one base tile.
+  TCubeTiling cube;
 };
 
 }  // namespace amct_stem

@@ -4,6 +4,8 @@
 // maxQb * 128 and maxKb * 128, a prompt shorter than kv: K = 1, and a zero prompt: K = 0) must
 // never make it write outside sparse_indices / sparse_seq_len (sentinel guards around both), nor
 // past L elements of a row; every written prefix is ascending and holds the sink and window blocks.
+// The kernel's cube scores random bf16 queries and keys (one AI core: its AIC and two AIVs); the
+// sim's Matmul checks every operand read against the qflat / kflat regions.
 // Also: the kernel's Top-K budget (its integer emulation of the fused step) equals the spec's
 // formula computed with std::fmaf, for every P <= 3000, every row p in [kStart, P) and six alphas.
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "sim_test.h"
 #include "stem_indexer_kernel.cpp"
+#include "tiling/tiling_api.h"
 
 using simtest::Check;
 using simtest::ExpectOk;
@@ -72,6 +75,19 @@ void BudgetMatchesSpec() {
   Check("stem_budget_spec_example", TopkBudget(254, 235, 254, 254, t) == 19, "P 254, p 235, alpha 0.3 must give 19");
 }
 
+// The host's score-matmul tiling (stem_indexer_host.cpp): M = rows, one chunk of 256 keys, K = 2048.
+TCubeTiling ScoreTiling(uint32_t rows) {
+  namespace mt = matmul_tiling;
+  mt::MatmulApiTiling api;
+  api.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_BF16, false);
+  api.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_BF16, true);
+  api.SetCType(mt::TPosition::VECIN, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+  api.SetShape(static_cast<int32_t>(rows), 256, 2048);
+  TCubeTiling tiling{};
+  if (api.GetTiling(tiling) != 0) throw std::runtime_error("GetTiling failed");
+  return tiling;
+}
+
 // A metadata record of section s, slot c.
 void Record(std::vector<int32_t>& md, uint32_t s, uint32_t c, std::initializer_list<int32_t> words) {
   std::copy(words.begin(), words.end(), md.begin() + amct_stem::kHeaderWords + amct_stem::kRecordWords * (36 * s + c));
@@ -88,8 +104,12 @@ void Run(bool strict) {
   Record(md, 0, 3, {-5, 0, 0, 2, 0, 0});   // negative
   std::mt19937 g(3);
   std::uniform_real_distribution<float> u(-100.0f, 100.0f);
-  std::vector<float> dots(static_cast<size_t>(kB) * kNk * kG * kMaxQb * kMaxKb), vbias(kB * kNk * kMaxKb);
-  for (float& d : dots) d = u(g);
+  // Random bf16 queries and keys: the kernel's cube scores them (any values: only the bounds are checked).
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<bfloat16_t> qflat, kflat;
+  for (size_t i = 0; i < static_cast<size_t>(kB) * kNq * kMaxQb * amct_stem::kDim; ++i) qflat.push_back(bfloat16_t(unit(g)));
+  for (size_t i = 0; i < static_cast<size_t>(kB) * kNk * kMaxKb * amct_stem::kDim; ++i) kflat.push_back(bfloat16_t(unit(g)));
+  std::vector<float> vbias(kB * kNk * kMaxKb);
   for (float& v : vbias) v = u(g);
   const size_t rows = static_cast<size_t>(kB) * kNq * kMaxQb;
   std::vector<int32_t> out(rows * kMaxKb + 2 * kGuard, kSentinel), seq(rows + 2 * kGuard, kSentinel);
@@ -115,7 +135,9 @@ void Run(bool strict) {
   t.biasMedium = 30;
   t.biasLarge = 30;
   t.metadataWords = md.size();
-  amct_sim::GmScope scope{{dots.data(), dots.size() * 4, false},   {vbias.data(), vbias.size() * 4, false},
+  t.cube = ScoreTiling(t.groupRows);
+  amct_sim::GmScope scope{{qflat.data(), qflat.size() * 2, false}, {kflat.data(), kflat.size() * 2, false},
+                          {vbias.data(), vbias.size() * 4, false},
                           {const_cast<int32_t*>(qLens.data()), 8, false}, {const_cast<int32_t*>(kvLens.data()), 8, false},
                           {const_cast<int32_t*>(prompt.data()), 8, false}, {md.data(), md.size() * 4, false},
                           {&t, sizeof(t), false},                   {out.data(), out.size() * 4, true},
@@ -123,7 +145,7 @@ void Run(bool strict) {
   amct_sim::SetModes(amct_sim::HardwareModes{false, false, strict});
   auto bytes = [](const void* p) { return reinterpret_cast<uint8_t*>(const_cast<void*>(p)); };
   const bool ran = ExpectOk(tag + "launch", [&] {
-    amct_stem_indexer_launch(2, nullptr, bytes(dots.data()), bytes(vbias.data()), bytes(qLens.data()),
+    amct_stem_indexer_launch(1, nullptr, bytes(qflat.data()), bytes(kflat.data()), bytes(vbias.data()), bytes(qLens.data()),
                              bytes(kvLens.data()), bytes(prompt.data()), bytes(md.data()), bytes(out.data() + kGuard),
                              bytes(seq.data() + kGuard), bytes(&t));
   });
