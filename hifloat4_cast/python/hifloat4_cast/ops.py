@@ -12,6 +12,15 @@ _OUT_RULE = """
     it rounds in place). Like ATen's out= functions, these do not support autograd."""
 
 
+# The overloads, resolved once at import: a call on torch.ops.amct.<op> (the overload packet)
+# matches the arguments against every overload's schema first (0.4-1 us of a 4-9 us 1K call on a
+# 2-core AMD EPYC).
+_ops = torch.ops.amct
+_FAKE_QUANT, _FAKE_QUANT_OUT = _ops.hifloat4_fake_quant.default, _ops.hifloat4_fake_quant.out
+_PACK, _PACK_OUT = _ops.hifloat4_pack.default, _ops.hifloat4_pack.out
+_UNPACK, _UNPACK_OUT = _ops.hifloat4_unpack.default, _ops.hifloat4_unpack.out
+
+
 def _no_grad_with_out(op, *tensors):
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise RuntimeError(f"{op}: out= does not support automatic differentiation, but an input requires grad")
@@ -32,9 +41,9 @@ def hifloat4_fake_quant(x, qdim=-1, *, out=None):
     still pass through NaN-poisoned blocks unchanged (a finite upstream gradient stays finite).
     """
     if out is None:
-        return torch.ops.amct.hifloat4_fake_quant(x, qdim)
+        return _FAKE_QUANT(x, qdim)
     _no_grad_with_out("hifloat4_fake_quant", x)
-    return torch.ops.amct.hifloat4_fake_quant.out(x, qdim, out=out)
+    return _FAKE_QUANT_OUT(x, qdim, out=out)
 
 
 def hifloat4_pack(x, *, out=None):
@@ -48,10 +57,10 @@ def hifloat4_pack(x, *, out=None):
     bytes of their exact float32 widening. Not differentiable. ``out``: a ``(scale, value)`` pair.
     """
     if out is None:
-        return torch.ops.amct.hifloat4_pack(x)
+        return _PACK(x)
     scale, value = out
     _no_grad_with_out("hifloat4_pack", x)
-    return torch.ops.amct.hifloat4_pack.out(x, scale=scale, value=value)
+    return _PACK_OUT(x, scale=scale, value=value)
 
 
 def hifloat4_unpack(scale, value, dtype=None, *, out=None):
@@ -65,8 +74,8 @@ def hifloat4_unpack(scale, value, dtype=None, *, out=None):
     Not differentiable. With ``out=``, ``dtype`` None still means float32 (``out`` must match).
     """
     if out is None:
-        return torch.ops.amct.hifloat4_unpack(scale, value, dtype)
-    return torch.ops.amct.hifloat4_unpack.out(scale, value, dtype, out=out)
+        return _UNPACK(scale, value, dtype)
+    return _UNPACK_OUT(scale, value, dtype, out=out)
 
 
 for _fn in (hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack):
