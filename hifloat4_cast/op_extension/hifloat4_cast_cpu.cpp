@@ -305,7 +305,8 @@ inline void columnsToRows(const float* columns, float* rows) {
 }
 
 // Stage B, lane-wise (lane b = block b) from the subgroup maxima m4 (|x| bits, NaN and Inf above
-// every finite value): per subgroup m = 4 rec 2^-de into m[s], and the block's bits(S) + bits(rec)
+// every finite value): per subgroup s, m = 4 rec 2^-de passed to putM(s, m) as soon as it is
+// known (stored straight to the batch's columns: no copy of 16 vectors), and the block's bits(S) + bits(rec)
 // (f = S 2^(de - 2) has bits sum - bits(m)), its poison mask (a NaN or an Inf in the block) and,
 // for pack, bytes 0-3 of its scale as one little-endian word. The flags are compare masks (all
 // ones or zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
@@ -315,8 +316,8 @@ struct LaneFactors {
   VecI scaleWords;
 };
 
-template <bool kPack>
-inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], Vec (&m)[kSubgroups]) {
+template <bool kPack, class PutM>
+inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
   VecI m8[8];
   VecI vmax = at::vec::maximum(m4[0], m4[1]);
   for (int j = 0; j < 8; ++j) {
@@ -337,7 +338,7 @@ inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], Vec (&m)[kSubgroups
     for (int s = 2 * j; s < 2 * j + 2; ++s) {
       const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
       const VecI de = splat(0) - l2 - l3;
-      m[s] = floatOf(mMax - (de << splat(23)));
+      putM(s, floatOf(mMax - (de << splat(23))));
       // byte 2: bit 7 - s (s < 8), byte 3: bit 15 - s; bytes 2, 3 sit at bits 16 and 24.
       if (kPack) flags = flags | (l3 & bit(s < 8 ? 23 - s : 39 - s));
     }
@@ -351,9 +352,7 @@ template <bool kPack>
 inline void batchFactors(Batch& bt) {
   VecI m4[kSubgroups];
   for (int s = 0; s < kSubgroups; ++s) m4[s] = bitsOf(Vec::loadu(bt.columns[s]));
-  Vec m[kSubgroups];
-  const LaneFactors lf = laneFactors<kPack>(m4, m);
-  for (int s = 0; s < kSubgroups; ++s) m[s].store(bt.columns[s]);
+  const LaneFactors lf = laneFactors<kPack>(m4, [&](int s, const Vec& m) { m.store(bt.columns[s]); });
   lf.sumBits.store(bt.sumBits);
   bt.poisoned = ~floatOf(lf.poison).zero_mask() & ((1 << kBatch) - 1);
   if (kPack) lf.scaleWords.store(bt.scaleWords);
@@ -634,7 +633,7 @@ inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
   }
   Vec m[G][kSubgroups];
   LaneFactors lf[G];
-  for (int g = 0; g < G; ++g) lf[g] = laneFactors<false>(m4[g], m[g]);
+  for (int g = 0; g < G; ++g) lf[g] = laneFactors<false>(m4[g], [&](int s, const Vec& v) { m[g][s] = v; });
   for (int row = 0; row < kBlock; ++row) {
     Vec v[G];
     ColumnIo<T>::load(in + row * stride, v);
