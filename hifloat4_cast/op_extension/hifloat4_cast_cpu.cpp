@@ -75,22 +75,6 @@ inline Vec roundToBf16(const Vec& v) {
   return floatOf((b + splat(0x7FFF) + lsb) & splat(static_cast<int32_t>(0xFFFF0000u)));
 }
 
-// Non-finite lanes count as +0: a = |x'| and the sign of x' as a sign bit (set only for x' < 0,
-// so -0.0 and masked -Inf give +0); `bad` is all-ones for NaN / Inf lanes.
-struct Masked {
-  Vec a;
-  VecI neg;
-  VecI bad;
-};
-
-inline Masked maskNonFinite(const Vec& x) {
-  const VecI xb = bitsOf(x);
-  const VecI mag = xb & splat(INT32_MAX);
-  const VecI finite = mag < splat(0x7F800000);
-  const VecI kept = mag & finite;
-  return {floatOf(kept), xb & (kept > splat(0)) & splat(kSignBit), finite ^ splat(-1)};
-}
-
 // Block scale (docs/hifloat4.md A2 steps 3-4) of the block maxima in each lane: S, rec = bf16(1/S) and
 // the E6M2 byte (e + 48) * 4 + (q - 4).
 struct Scale {
@@ -106,38 +90,6 @@ inline Scale blockScale(const Vec& vmax) {
   const Vec S = q * pow2(e - splat(2));
   const VecI e6m2 = ((e + splat(48)) << splat(2)) + at::vec::convert_to_int_of_same_size(q) - splat(4);
   return {S, roundToBf16(Vec(1.0f) / S), e6m2};
-}
-
-// Per-subgroup factors from the subgroup maximum m4 and its group's maximum m8 (A2 steps 5-8):
-// the flags (1.0 / 0.0), 2^-de for the in-group value and F = S * 2^(de - 2), so that an
-// element's magnitude is code * F (exact: at most 6 significant bits, >= 2^-50).
-struct Factors {
-  Vec l2;
-  Vec l3;
-  Vec invDe;
-  Vec F;
-};
-
-inline Factors subgroupFactors(const Vec& m4, const Vec& m8, const Scale& s) {
-  const Vec one(1.0f), half(0.5f);
-  const Vec l2 = (m8 * s.rec).ge(Vec(4.0f));
-  const Vec invL2 = one - l2 * half;
-  const Vec l3 = ((m4 * s.rec) * invL2).ge(Vec(2.0f));
-  const Vec invDe = invL2 * (one - l3 * half);
-  const Vec F = s.S * ((one + l2) * (one + l3) * Vec(0.25f));
-  return {l2, l3, invDe, F};
-}
-
-// The code c = min(floor(4 bf16(a * rec * 2^-de) + 0.5), 7) as fp32 (A2 step 7). min before floor
-// gives the same result and keeps the value small.
-inline Vec codeOf(const Vec& a, const Vec& rec, const Vec& invDe) {
-  const Vec t = roundToBf16((a * rec) * invDe);
-  return at::vec::minimum(t * Vec(4.0f) + Vec(0.5f), Vec(7.0f)).floor();
-}
-
-// The output bits: sign OR code * F, the quiet NaN in poisoned lanes.
-inline Vec reconstruct(const Vec& code, const Factors& f, const VecI& neg, const VecI& poison) {
-  return floatOf(select(poison, splat(kQuietNaN), bitsOf(code * f.F) | neg));
 }
 
 // --- loads and stores of W (one vector) or 2W (two vectors) elements of each dtype ----------
@@ -352,12 +304,20 @@ inline void columnsToRows(const float* columns, float* rows) {
   }
 }
 
-// Stage B on bt.columns (the maxima), lane b = block b; writes bt.rows (m), bt.sumBits, bt.poisoned and, for pack, bt.scaleWords. The flags are compare masks (all ones or
-// zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
-template <bool kPack>
-inline void batchFactors(Batch& bt) {
-  VecI m4[kSubgroups];
-  for (int s = 0; s < kSubgroups; ++s) m4[s] = bitsOf(Vec::loadu(bt.columns[s]));
+// Stage B, lane-wise (lane b = block b) from the subgroup maxima m4 (|x| bits, NaN and Inf above
+// every finite value): per subgroup s, m = 4 rec 2^-de passed to putM(s, m) as soon as it is
+// known (stored straight to the batch's columns: no copy of 16 vectors), and the block's bits(S) + bits(rec)
+// (f = S 2^(de - 2) has bits sum - bits(m)), its poison mask (a NaN or an Inf in the block) and,
+// for pack, bytes 0-3 of its scale as one little-endian word. The flags are compare masks (all
+// ones or zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
+struct LaneFactors {
+  VecI sumBits;
+  VecI poison;
+  VecI scaleWords;
+};
+
+template <bool kPack, class PutM>
+inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
   VecI m8[8];
   VecI vmax = at::vec::maximum(m4[0], m4[1]);
   for (int j = 0; j < 8; ++j) {
@@ -365,12 +325,10 @@ inline void batchFactors(Batch& bt) {
     vmax = at::vec::maximum(vmax, m8[j]);
   }
   const VecI poison = vmax > splat(0x7F7FFFFF);
-  bt.poisoned = ~floatOf(poison).zero_mask() & ((1 << kBatch) - 1);
   // A poisoned block's scale from a zero maximum: every value of this stage stays finite (its
   // outputs are replaced anyway), so no integer step below can overflow.
   const Scale sc = blockScale(floatOf(vmax & (poison ^ splat(-1))));
   const VecI rec = bitsOf(sc.rec);
-  (rec + bitsOf(sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
   const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
   VecI flags = sc.e6m2;
   for (int j = 0; j < 8; ++j) {
@@ -380,12 +338,24 @@ inline void batchFactors(Batch& bt) {
     for (int s = 2 * j; s < 2 * j + 2; ++s) {
       const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
       const VecI de = splat(0) - l2 - l3;
-      floatOf(mMax - (de << splat(23))).store(bt.columns[s]);
+      putM(s, floatOf(mMax - (de << splat(23))));
       // byte 2: bit 7 - s (s < 8), byte 3: bit 15 - s; bytes 2, 3 sit at bits 16 and 24.
       if (kPack) flags = flags | (l3 & bit(s < 8 ? 23 - s : 39 - s));
     }
   }
-  if (kPack) flags.store(bt.scaleWords);
+  return {rec + bitsOf(sc.S), poison, flags};  // S rec is about 1: no overflow
+}
+
+// Stage B of a batch: the maxima in bt.columns -> bt.rows (m), bt.sumBits, bt.poisoned and, for
+// pack, bt.scaleWords.
+template <bool kPack>
+inline void batchFactors(Batch& bt) {
+  VecI m4[kSubgroups];
+  for (int s = 0; s < kSubgroups; ++s) m4[s] = bitsOf(Vec::loadu(bt.columns[s]));
+  const LaneFactors lf = laneFactors<kPack>(m4, [&](int s, const Vec& m) { m.store(bt.columns[s]); });
+  lf.sumBits.store(bt.sumBits);
+  bt.poisoned = ~floatOf(lf.poison).zero_mask() & ((1 << kBatch) - 1);
+  if (kPack) lf.scaleWords.store(bt.scaleWords);
   columnsToRows(&bt.columns[0][0], &bt.rows[0][0]);
 }
 
@@ -611,46 +581,82 @@ void unpackOf(const uint8_t* scale, const uint8_t* value, void* out, int64_t blo
   });
 }
 
-// --- blocks along a strided dim: W blocks side by side, one per lane -------------------------
+// --- blocks along a strided dim: blocks side by side, one per lane -------------------------
+//
+// A tile is kColumns<T> adjacent columns of a 64 x inner run, each column one block, in
+// kGroups<T> vectors per row: the maxima, laneFactors and per element the same steps as the
+// rows path (elementOf, f = sum - bits(m)), with no lookups: a row's factors are one vector per
+// group. float16 / float32: one group of W columns. bfloat16: 2W columns read as W 32-bit lanes,
+// the even columns (the low halves shifted up) and the odd ones (the high halves), as in
+// BlockIo<c10::BFloat16>: no conversion, and a row stores with one select.
+template <class T>
+struct ColumnIo {
+  static constexpr int kGroups = 1;
+  static void load(const T* p, Vec (&v)[1]) { v[0] = Io<T>::load(p); }
+  static void store(const Vec (&v)[1], T* p) { Io<T>::store(v[0], p); }
+};
 
-// Fake-quant of the W columns at `in` (row r at in + r * stride), written likewise to `out`.
-// Two sweeps over the 64 rows: maxima first, then the codes; the second re-reads the rows from
-// the cache (in == out is fine: each row is read before it is written).
+template <>
+struct ColumnIo<c10::BFloat16> {
+  static constexpr int kGroups = 2;
+  static constexpr int32_t kHigh = static_cast<int32_t>(0xFFFF0000u);
+  static void load(const c10::BFloat16* p, Vec (&v)[2]) {
+    const VecI pair = VecI::loadu(p);
+    v[0] = floatOf(pair << splat(16));
+    v[1] = floatOf(pair & splat(kHigh));
+  }
+  // Every result is exact in bfloat16: the upper halves of the bits.
+  static void store(const Vec (&v)[2], c10::BFloat16* p) {
+    select(splat(kHigh), bitsOf(v[1]), bitsOf(v[0]) >> splat(16)).store(p);
+  }
+};
+
+template <class T>
+constexpr int kColumns = W * ColumnIo<T>::kGroups;
+
+// Fake-quant of the kColumns<T> columns at `in` (row r at in + r * stride), written likewise to
+// `out`. Two sweeps over the 64 rows: maxima first, then the codes; the second re-reads the rows
+// from the cache (in == out is fine: each row is read before it is written).
 template <class T>
 inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
-  Vec m4[16];
-  VecI bad(0);
-  for (int l = 0; l < 16; ++l) {
+  constexpr int G = ColumnIo<T>::kGroups;
+  VecI m4[G][kSubgroups];
+  for (int l = 0; l < kSubgroups; ++l) {
     for (int k = 0; k < kPlanes; ++k) {
-      const Masked m = maskNonFinite(Io<T>::load(in + (4 * l + k) * stride));
-      bad = bad | m.bad;
-      m4[l] = k == 0 ? m.a : at::vec::maximum(m4[l], m.a);
+      Vec v[G];
+      ColumnIo<T>::load(in + (4 * l + k) * stride, v);
+      for (int g = 0; g < G; ++g) {
+        const VecI mag = bitsOf(v[g]) & splat(INT32_MAX);
+        m4[g][l] = k == 0 ? mag : at::vec::maximum(m4[g][l], mag);
+      }
     }
   }
-  Vec m8[8];
-  Vec vmax(0.0f);
-  for (int j = 0; j < 8; ++j) {
-    m8[j] = at::vec::maximum(m4[2 * j], m4[2 * j + 1]);
-    vmax = at::vec::maximum(vmax, m8[j]);
-  }
-  const Scale s = blockScale(vmax);
-  Factors f[16];
-  for (int l = 0; l < 16; ++l) f[l] = subgroupFactors(m4[l], m8[l / 2], s);
+  Vec m[G][kSubgroups];
+  LaneFactors lf[G];
+  for (int g = 0; g < G; ++g) lf[g] = laneFactors<false>(m4[g], [&](int s, const Vec& v) { m[g][s] = v; });
   for (int row = 0; row < kBlock; ++row) {
-    const Masked m = maskNonFinite(Io<T>::load(in + row * stride));
-    const Factors& fl = f[row / 4];
-    Io<T>::store(reconstruct(codeOf(m.a, s.rec, fl.invDe), fl, m.neg, bad), out + row * stride);
+    Vec v[G];
+    ColumnIo<T>::load(in + row * stride, v);
+    for (int g = 0; g < G; ++g) {
+      const Vec& mr = m[g][row / 4];
+      const Element e = elementOf(v[g], mr);
+      const VecI bits = bitsOf(e.code.floor() * floatOf(lf[g].sumBits - bitsOf(mr))) | e.signBit;
+      v[g] = floatOf(select(lf[g].poison, splat(kQuietNaN), bits));
+    }
+    ColumnIo<T>::store(v, out + row * stride);
   }
 }
 
-// The last inner % W columns (or all of them, inner < W): through a zero-padded W-wide copy.
+// The last inner % kColumns<T> columns (or all of them, inner < kColumns<T>): through a
+// zero-padded kColumns<T>-wide copy.
 template <class T>
 inline void fakeQuantColumnTail(const T* in, T* out, int64_t inner, int64_t columns) {
-  T tile[kBlock * W];
+  constexpr int C = kColumns<T>;
+  T tile[kBlock * C];
   std::memset(static_cast<void*>(tile), 0, sizeof(tile));
-  for (int r = 0; r < kBlock; ++r) std::memcpy(tile + r * W, in + r * inner, columns * sizeof(T));
-  fakeQuantColumnTile(tile, tile, W);
-  for (int r = 0; r < kBlock; ++r) std::memcpy(out + r * inner, tile + r * W, columns * sizeof(T));
+  for (int r = 0; r < kBlock; ++r) std::memcpy(tile + r * C, in + r * inner, columns * sizeof(T));
+  fakeQuantColumnTile(tile, tile, C);
+  for (int r = 0; r < kBlock; ++r) std::memcpy(out + r * inner, tile + r * C, columns * sizeof(T));
 }
 
 template <class T>
@@ -669,7 +675,7 @@ void fakeQuantColumnsOf(const void* in, void* out, int64_t blockRows, int64_t in
       const int64_t last = std::min(inner, first + kPieceColumns);
       const int64_t base = row * kBlock * inner;
       int64_t c = first;
-      for (; c + W <= last; c += W) fakeQuantColumnTile(src + base + c, dst + base + c, inner);
+      for (; c + kColumns<T> <= last; c += kColumns<T>) fakeQuantColumnTile(src + base + c, dst + base + c, inner);
       if (c < last) fakeQuantColumnTail(src + base + c, dst + base + c, inner, last - c);
     }
   });
