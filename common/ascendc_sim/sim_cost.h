@@ -90,7 +90,6 @@ class CostBlock {
     const double busy = t_->dmaIssueCycles.value + (rows > 1 ? t_->dmaBurstCycles.value * rows : 0.0) +
                         bytes / dmaBytesPerCycle_;
     Issue(pipe, busy, t_->dmaLatencyCycles.value);
-    bytes_[pipe] += bytes;
   }
 
   // ---- the cube: one Matmul tile (mLen x nLen over k, steps of baseK) and its output ----
@@ -194,7 +193,6 @@ class CostBlock {
   }
   double Busy(int p) const { return busy_[p]; }
   uint64_t Ops(int p) const { return ops_[p]; }
-  double Bytes(int p) const { return bytes_[p]; }
   double ScalarNow() const { return sNow_; }
 
  private:
@@ -233,7 +231,6 @@ class CostBlock {
   double wait_[cost::kPipes] = {};  // the pipe's next instruction may not start before
   double last_[cost::kPipes] = {};  // completion of the pipe's newest instruction
   double busy_[cost::kPipes] = {};
-  double bytes_[cost::kPipes] = {};
   uint64_t ops_[cost::kPipes] = {};
   std::vector<double> ubWrite_, ubRead_;  // per 32-B UB block: completion of its last V/MTE2 write, V/MTE3 read
   double flag_[kCostEvents][kCostEventIds] = {};
