@@ -185,6 +185,20 @@ class BarTest(unittest.TestCase):
         # per run: 1 warm-up + 2 samples of one call each (no calibration call with min_sample_s 0)
         self.assertEqual(calls, {"ours": 12, "base": 12})
 
+    def test_a_cold_first_call_does_not_size_the_samples(self):
+        from amct_ops import _benchutil
+
+        calls = []
+
+        def cold_then_fast():  # the first call pays 50 ms (cold caches), the rest almost nothing
+            calls.append(None)
+            if len(calls) == 1:
+                time.sleep(0.05)
+
+        stats = _benchutil.measure_many({"fn": cold_then_fast}, repeat=1, warmup=0, min_sample_s=0.01)["fn"]
+        # sized by the 50 ms call, a sample would be that one call; by a warm call, many calls
+        self.assertGreater(stats.inner, 100)
+
     def test_a_group_can_cap_its_runs(self):
         from amct_ops import _benchutil
 
