@@ -64,6 +64,41 @@ class NpuSourcesTest(unittest.TestCase):
                 self.assertEqual(sync.findall(text), [])
 
 
+class SharedHostSourcesTest(unittest.TestCase):
+    """The shared host sources (*_host.cpp, reached by the NPU path too) copy no process-lifetime
+    table to a device per call: such a table (a function returning a `static const at::Tensor*`)
+    goes through an upload cache. A `.to(...)` of one, other than to a dtype, fails."""
+
+    HOST_SOURCES = sorted(ROOT.glob("*/op_extension/*_host.cpp"))
+    TABLE_FN = re.compile(r"const at::Tensor& (\w+)\(\) \{\s*static const at::Tensor\* ")
+
+    def per_call_table_copies(self, text):
+        tables = self.TABLE_FN.findall(text)
+        names = set()
+        for fn in tables:
+            names |= set(re.findall(rf"(\w+) = {fn}\(\)", text))
+            names.add(rf"{fn}\(\)")
+        return [m.group(0) for name in names for m in re.finditer(rf"\b{name}\.to\((?!at::k)[^;]*", text)]
+
+    def test_no_per_call_device_copy_of_a_constant_table(self):
+        self.assertTrue(self.HOST_SOURCES)
+        found_tables = False
+        for path in self.HOST_SOURCES:
+            text = path.read_text()
+            found_tables |= bool(self.TABLE_FN.search(text))
+            with self.subTest(source=path.name):
+                self.assertEqual(self.per_call_table_copies(text), [])
+        self.assertTrue(found_tables, "the scan found no table function: its pattern is stale")
+
+    def test_the_scan_catches_the_old_lut_copy(self):
+        old = ("const at::Tensor& lutTable() {\n  static const at::Tensor* t = make();\n  return *t;\n}\n"
+               "void f(const at::Tensor& codes) {\n  const at::Tensor& pairs = lutTable();\n"
+               "  at::Tensor a = pairs.device() == codes.device() ? pairs : pairs.to(codes.device());\n"
+               "  at::Tensor b = lutTable().to(codes.device());\n  at::Tensor ok = pairs.to(at::kInt);\n}\n")
+        self.assertEqual(sorted(self.per_call_table_copies(old)),
+                         ["lutTable().to(codes.device())", "pairs.to(codes.device())"])
+
+
 class StemKernelPathTest(unittest.TestCase):
     """stem_indexer's kernel path (the NPU and the emulated kernel) hands the device tensors to one
     launch: the fused kernel scores on its cube and reads the lengths itself, so the host copies no

@@ -16,7 +16,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stem_cases as sc  # noqa: E402
-from amct_testing import find_op_package  # noqa: E402
+from amct_testing import find_op_package, load_source_module  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+stem_ref = load_source_module("stem_indexer_reference_modes",
+                              ROOT / "stem_indexer" / "python" / "stem_indexer" / "reference.py")
 
 amct_ops, _SKIP = find_op_package("hifloat8_cast")
 if amct_ops is not None:
@@ -202,6 +206,41 @@ class HardwareModesTest(unittest.TestCase):
             run = lambda: emulated("npu_stem_indexer")(  # noqa: E731
                 qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, metadata=md, **kw)
             self.assertSameUnderModes(label, run)
+
+    def test_stem_indexer_subnormal_scores_are_the_documented_flush_difference(self):
+        """A documented expected difference, not a gap: the kernel scores by fp32 vector Muls / Add,
+        so subnormal scores need IEEE subnormal arithmetic (docs/stem_indexer.md). Zero q / k make
+        every dot 0 and s = vbias; vbias mixes subnormals ((j % 127 + 1) * 2^-133) with normal values. IEEE:
+        the reference on vbias; flush: exactly the reference on vbias with its subnormals zeroed
+        (the flushed lanes score +0, then tie in index order); the other modes change nothing."""
+        stem = find_op_package("stem_indexer")[0]
+        if stem is None:
+            self.skipTest("stem_indexer is not built")
+        qflat, kflat, vbias, ql, kl, prompt = sc.build([300, 129], [9000, 20000], Nq=32, Nk=2, pattern="Z")
+        j = torch.arange(vbias.size(-1), dtype=torch.float64)
+        sub = ((j % 127 + 1) * 2.0 ** -133).to(torch.float32)  # subnormal, exact in bf16 (precision 2)
+        normal = ((j % 97) * 2.0 ** -120).to(torch.float32)
+        vbias[...] = torch.where(j.to(torch.int64) % 3 == 0, normal, sub)
+        tiny = (vbias != 0) & (vbias.abs() < torch.finfo(torch.float32).tiny)
+        self.assertGreater(int(tiny.sum()), 300)
+        flushed = torch.where(tiny, torch.zeros_like(vbias), vbias)
+        for precision in (1, 2):
+            kw = dict(causal=True, topk_score_precision=precision)
+            md = stem.npu_stem_indexer_metadata(ql, kl, qflat.size(1), kflat.size(1), causal=True)
+            run = lambda: as_tuple(emulated("npu_stem_indexer")(  # noqa: E731
+                qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, metadata=md, **kw))
+            ieee = as_tuple(stem_ref.stem_indexer_reference(qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, **kw))
+            flush = as_tuple(stem_ref.stem_indexer_reference(qflat, kflat, flushed, ql, kl, num_prompt_tokens=prompt,
+                                                             **kw))
+            self.assertFalse(torch.equal(ieee[0], flush[0]), "the case must select differently when flushed")
+            expected = {None: ieee, "saturation": ieee, "strict_sync": ieee, "flush_subnormals": flush}
+            for mode, want in expected.items():
+                with self.subTest(precision=precision, mode=mode):
+                    with _sim.hardware_modes(**(MODES[mode] if mode else {})):
+                        got = run()
+                    for g, w in zip(got, want):
+                        self.assertTrue(torch.equal(g, w), f"precision {precision} under {mode}: "
+                                        f"{int((g != w).sum())} elements differ from the expected selection")
 
     def test_modes_are_switchable_and_reset(self):
         with _sim.hardware_modes(saturation=True, flush_subnormals=True, strict_sync=True):

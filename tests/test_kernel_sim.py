@@ -1255,6 +1255,10 @@ class SimCubeTest(_ProgramTest):
             "matmul_guard_base_not_fractal", "matmul_guard_gm_outside_regions", "matmul_guard_gm_beyond_extent",
             "matmul_guard_gm_unaligned", "matmul_guard_get_tensor_c_without_iterate", "matmul_guard_aic_has_no_ub",
             "tiling_rejects_mixed_dtypes"])
+        self.assertChecks(["tiling_default_base_block", "tiling_fix_split_sets_base",
+                           "tiling_fix_split_minus_one_keeps_choice", "tiling_fix_split_rejects_base_k",
+                           "tiling_fix_split_rejects_base_beyond_block", "tiling_fix_split_rejects_unaligned_base",
+                           "tiling_fix_split_rejects_l0c_overflow"])
         self.assertChecks(["matmul_guard_mx_missing_scale", "matmul_guard_mx_odd_k", "matmul_guard_mx_transposed_scale_a"],
                           arches=(3510,))
 

@@ -15,6 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "common" / "ascendc_sim"
 KERNELS = sorted(ROOT.glob("*/op_kernel/*_kernel.cpp"))
 DEVICE_SOURCES = sorted({*ROOT.glob("*/op_kernel/*.cpp"), *ROOT.glob("*/op_kernel/*.h")})
+# The device sources compiled on their own for both arches and CANN versions: the kernels and the
+# NPU probe kernel (the op_kernel headers are compiled through the kernels that include them).
+PROBE = ROOT / "common" / "op_kernel" / "amct_probe.cpp"
+COMPILED = [*KERNELS, PROBE]
+# The device sources that must reduce through amct_reduce.h (which itself picks the CANN names).
+REDUCE_CALLERS = [p for p in DEVICE_SOURCES if p.name != "amct_reduce.h"]
 
 # A lambda introducer where an expression starts: after ( , = ; { } return or a line start, a
 # capture list (possibly empty), then an optional parameter list, specifiers, return type, and {.
@@ -50,7 +56,8 @@ class KernelSourcesCompileTest(unittest.TestCase):
         self.assertIn(ROOT / "hifloat8_cast" / "op_kernel" / "hifloat8_cast_kernel.cpp", KERNELS)
 
     def test_every_kernel_compiles_for_both_arches_and_cann_versions(self):
-        jobs = [(path, arch, cann) for path in KERNELS for arch in ("2201", "3510") for cann in CANN_VERSIONS]
+        self.assertIn(PROBE, COMPILED)
+        jobs = [(path, arch, cann) for path in COMPILED for arch in ("2201", "3510") for cann in CANN_VERSIONS]
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             results = list(pool.map(lambda job: compile_kernel(*job), jobs))
         for (path, arch, cann), result in zip(jobs, results):
@@ -61,8 +68,12 @@ class KernelSourcesCompileTest(unittest.TestCase):
         """No kernel calls WholeReduce* / BlockReduce* (or ReduceRepeat / ReduceDataBlock) itself:
         amct_reduce.h picks the names of the CANN headers in use."""
         names = re.compile(r"\b(WholeReduce(Sum|Max|Min)|BlockReduce(Sum|Max|Min)|ReduceRepeat|ReduceDataBlock)\s*[<(]")
-        for path in KERNELS:
-            with self.subTest(kernel=path.name):
+        for path in (*KERNELS, ROOT / "svd_quant" / "op_kernel" / "mxfp4_quantiser.h",
+                     ROOT / "common" / "op_kernel" / "amct_kernel_common.h", PROBE):
+            self.assertIn(path, REDUCE_CALLERS)
+        self.assertTrue(names.findall("BlockReduceMax<float>(a, b); ReduceRepeat<ReduceType::SUM>(x)"))
+        for path in REDUCE_CALLERS:
+            with self.subTest(source=path.relative_to(ROOT).as_posix()):
                 self.assertEqual(names.findall(device_code(path.read_text())), [])
 
     def test_kernel_files_have_no_conditional_code_outside_the_launcher(self):

@@ -28,8 +28,11 @@ if _HIF8 is not None:
 
 ROOT = Path(__file__).resolve().parents[1]
 EXACT = {"cast_half_to_float_input": 0x33800000, "mul_result": 0x00080000,
-         "cast_float_to_half_result": 0x0010, "mul_input": 0x03800000}
-WORD = {"cast_half_to_float_input": 2, "mul_result": 3, "cast_float_to_half_result": 4, "mul_input": 5}
+         "cast_float_to_half_result": 0x0010, "mul_input": 0x03800000,
+         "muls_result": 0x00060000,  # 3 * 2^-132 = 1.5 * 2^-125 * 2^-6 (1.5 * 2^18 units of 2^-149)
+         "add_input": 0x00000003}  # 3 * 2^-149 = 2^-149 + 2^-148
+WORD = {"cast_half_to_float_input": 2, "mul_result": 3, "cast_float_to_half_result": 4, "mul_input": 5,
+        "muls_result": 6, "add_input": 7}
 MODES = {
     "default": dict(),
     "saturation": dict(saturation=True),
@@ -49,9 +52,8 @@ class ProbeOpTest(unittest.TestCase):
         saturation = -1 if arch == 3510 else (1 if mode == "saturation" else 0)
         ub = 253952 if arch == 3510 else 0  # 256 KB less the API's 8 KB on dav-3510; 0 on dav-2201
         flushed = mode == "flush_subnormals"
-        sub = [0 if flushed else EXACT[k] for k in ("cast_half_to_float_input", "mul_result",
-                                                    "cast_float_to_half_result", "mul_input")]
-        return [saturation, ub, *sub, 0, 0]
+        sub = [0 if flushed else EXACT[k] for k in sorted(WORD, key=WORD.get)]
+        return [saturation, ub, *sub]
 
     def test_words_follow_each_mode(self):
         for mode, switches in MODES.items():
@@ -89,16 +91,41 @@ class ProbeOpTest(unittest.TestCase):
                 torch.ops.amct._probe(bad)
 
     def test_decode_names_unexpected_patterns(self):
-        facts = _probe.decode([0, 196608, 0x33800000, 0, 0x0011, 5, 0, 0], "npu:0")
+        facts = _probe.decode([0, 196608, 0x33800000, 0, 0x0011, 5, 0x00060000, 0], "npu:0")
         self.assertEqual(facts["saturation_flag_at_launch"], False)
         self.assertEqual(facts["subnormals"], {"cast_half_to_float_input": "exact", "mul_result": "flushed",
                                                "cast_float_to_half_result": "other 0x00000011",
-                                               "mul_input": "other 0x00000005"})
+                                               "mul_input": "other 0x00000005", "muls_result": "exact",
+                                               "add_input": "flushed"})
         self.assertNotIn("sim_modes", facts)
         self.assertIsNone(facts["build_auto_sync_flag"])
+        self.assertEqual(facts["build_auto_sync_basis"], "no kernel compiled by bisheng")
         flagged = _probe.decode([0] * 8, "npu:0", {"kernel_flags": "--npu-arch=dav-2201 --cce-auto-sync"})
         self.assertIs(flagged["build_auto_sync_flag"], True)
+        self.assertEqual(flagged["build_auto_sync_basis"], "flag --cce-auto-sync")
         self.assertEqual(flagged["build_kernel_flags"], "--npu-arch=dav-2201 --cce-auto-sync")
+
+    def test_auto_sync_is_what_the_flags_imply(self):
+        """The last --cce-auto-sync[=on|off] decides; none given is bisheng's documented default (on
+        for <<<>>> kernels); -log and other look-alike options do not count; no flags: no bisheng build."""
+        default = ("bisheng's default: on for <<<>>> kernel compilation (asc-devkit docs, "
+                   "核内同步/关键特性说明.md)")
+        cases = {
+            # the flags a real build records (common/cmake/amct_operator.cmake's AMCT_KERNEL_FLAGS)
+            "--npu-arch=dav-2201 -DASCENDC_DUMP=0": (True, default),
+            "-O2 --npu-arch=dav-3510 -DASCENDC_DUMP=0 --cce-auto-sync-log=sync.txt": (True, default),
+            "--npu-arch=dav-2201 --cce-auto-sync=off": (False, "flag --cce-auto-sync=off"),
+            "--cce-auto-sync=off --cce-auto-sync=on": (True, "flag --cce-auto-sync=on"),
+            "--cce-auto-sync --cce-auto-sync=off": (False, "flag --cce-auto-sync=off"),
+            "--cce-auto-sync=maybe": (None, "unrecognised flag --cce-auto-sync=maybe"),
+            "": (None, "no kernel compiled by bisheng"),
+            None: (None, "no kernel compiled by bisheng"),
+        }
+        for flags, (on, basis) in cases.items():
+            with self.subTest(flags=flags):
+                facts = _probe.decode([0] * 8, "npu:0", {"kernel_flags": flags})
+                self.assertIs(facts["build_auto_sync_flag"], on)
+                self.assertEqual(facts["build_auto_sync_basis"], basis)
 
 
 def cli(*args):
@@ -115,7 +142,8 @@ class SelftestProbeJsonTest(unittest.TestCase):
         probe = json.loads(r.stdout)["probe"]
         self.assertEqual(probe["source"], "kernel sim")
         self.assertEqual(set(probe), {"source", "saturation_flag_at_launch", "runtime_ub_bytes", "subnormals",
-                                      "build_kernel_flags", "build_auto_sync_flag", "words", "sim_modes"})
+                                      "build_kernel_flags", "build_auto_sync_flag", "build_auto_sync_basis", "words",
+                                      "sim_modes"})
         self.assertEqual(probe["subnormals"], {k: "exact" for k in EXACT})
         self.assertEqual(probe["sim_modes"], {"saturation": False, "flush_subnormals": False, "strict_sync": False})
         self.assertIsNone(probe["build_kernel_flags"])  # a CPU build compiles no kernel with bisheng

@@ -2,8 +2,10 @@
 // (8 results per repeat, one per 32-B block) and WholeReduceMax/Min/Sum (one record per repeat).
 // One set of checks per call, then plain loops; half is computed in float and rounded RNE
 // (sums: pairwise trees, each partial sum rounded to T).
-// Not provided: the count forms ReduceMax/ReduceMin/ReduceSum, and CANN >= 9.1's
-// ReduceRepeat/ReduceDataBlock (AMCT_SIM_CANN_NEW_REDUCE): no amct kernel uses them yet.
+// Also CANN >= 9.1's names ReduceRepeat / ReduceDataBlock (the same operations, mask before
+// repeatTime; see the end of this file), which kernels reach through common/op_kernel/amct_reduce.h
+// when the asc-devkit version macros say 9.1 or later. Not provided: the count forms
+// ReduceMax/ReduceMin/ReduceSum (no amct kernel uses them).
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
 

@@ -5,6 +5,10 @@
 //   out[3] fp32 2^-100 * 2^-30 by Mul (bits; 0x00080000 exact, 0 if flushed)
 //   out[4] fp32 2^-20 narrowed by Cast float->half CAST_RINT (bits; 0x0010 exact, 0 if flushed)
 //   out[5] fp32 2^-130 (subnormal input) * 2^10 by Mul (bits; 0x03800000 exact, 0 if flushed)
+//   out[6] fp32 1.5 * 2^-125 * 2^-6 by Muls (a subnormal result, as stem_indexer's dot * 2^-6 can give;
+//          bits; 0x00060000 exact (3 * 2^-132), 0 if flushed)
+//   out[7] fp32 2^-149 + 2^-148 by Add (subnormal inputs and result, as stem_indexer's + vbias can
+//          take; bits; 0x00000003 exact, 0 if flushed)
 // Every scalar <-> pipe ordering is an explicit flag, so the kernel runs with or without
 // auto-sync. Results are meant for `selftest --device npu` (docs/npu.md: the op _probe, decoded by
 // amct_ops._probe); in the sim (_probe_emulated) they follow the emulated hardware modes
@@ -48,6 +52,9 @@ class Probe {
     a.SetValue(8, 0x00080000u);  // 2^-130
     b.SetValue(8, 0x44800000u);  // 2^10
     a.SetValue(16, 0x35800000u);  // 2^-20
+    a.SetValue(48, 0x01400000u);  // 1.5 * 2^-125
+    a.SetValue(56, 0x00000001u);  // 2^-149
+    b.SetValue(56, 0x00000002u);  // 2^-148
     a.ReinterpretCast<uint16_t>().SetValue(48, uint16_t(0x0001));  // fp16 2^-24
     amct_kernel::WaitForPipe<HardEvent::S_V>();
     LocalTensor<float> af = a_.Get<float>();
@@ -56,6 +63,8 @@ class Probe {
     Mul(cf, af, bf, 16);                                                        // c[0], c[8]
     Cast(cf[16].ReinterpretCast<half>(), af[16], RoundMode::CAST_RINT, 8);       // c[16] low half
     Cast(cf[32], af[24].ReinterpretCast<half>(), RoundMode::CAST_NONE, 16);      // c[32]
+    Muls(cf[48], af[48], 0.015625f, 8);                                          // c[48]: * 2^-6
+    Add(cf[56], af[56], bf[56], 8);                                              // c[56]
     amct_kernel::WaitForPipe<HardEvent::V_S>();
     LocalTensor<uint32_t> c = c_.Get<uint32_t>();
     LocalTensor<int32_t> o = outQue_.AllocTensor<int32_t>();
@@ -65,8 +74,8 @@ class Probe {
     o.SetValue(3, static_cast<int32_t>(c.GetValue(0)));
     o.SetValue(4, static_cast<int32_t>(c.ReinterpretCast<uint16_t>().GetValue(32)));
     o.SetValue(5, static_cast<int32_t>(c.GetValue(8)));
-    o.SetValue(6, 0);
-    o.SetValue(7, 0);
+    o.SetValue(6, static_cast<int32_t>(c.GetValue(48)));
+    o.SetValue(7, static_cast<int32_t>(c.GetValue(56)));
     amct_kernel::WaitForPipe<HardEvent::S_MTE3>();
     outQue_.EnQue(o);
     LocalTensor<int32_t> ov = outQue_.DeQue<int32_t>();

@@ -23,8 +23,11 @@
 //      DMA'd beside it. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
 //      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
-//      precision 2 rounds s to bf16 (RNE) by integer steps on its bits (no saturation or flush
-//      mode can change a key).
+//      precision 2 rounds s to bf16 (RNE) by integer steps on its bits. The masks, compares and
+//      the rounding depend on no mode, but Muls / Add are fp32 vector arithmetic: a subnormal
+//      dot * 2^-6, vbias or s needs IEEE subnormals, and a vector unit that flushes them scores
+//      those lanes 0 (docs/stem_indexer.md; the sim's flush switch shows it,
+//      tests/test_hardware_modes.py). Scores that are 0 or at least 2^-126 are mode-independent.
 //   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
 //      first. NaN has hi = -32768 (the lowest key); lanes that are not candidates get -32769 and
@@ -443,8 +446,9 @@ class StemIndexer {
   // The cube's dot products of the group's query rows with key blocks [c0, c0 + cols) of its kv
   // head into sc (row q at q * 256, an fp32 sum in order d = 0..2047 of exact bf16 products: the
   // spec's dot). A is qflat's rows at the group's stride (SetOrgShape's Ka), B the key rows
-  // (N x 2048, transposed); one base tile (baseM >= rows, baseN = 256) lands in UB by GetTensorC,
-  // synchronously, as an MTE2-like write: the VECIN queue orders the vector pipe after it.
+  // (N x 2048, transposed); one base tile (baseM >= rows, baseN = 256: the host asks for it by
+  // SetFixSplit and refuses any other tiling) lands in UB by GetTensorC, synchronously, as an
+  // MTE2-like write: the VECIN queue orders the vector pipe after it.
   __aicore__ inline void ScoreChunk(const LocalTensor<float>& sc, uint32_t c0, uint32_t cols) {
     const uint64_t first = group_[0].outRow * kDim;
     const uint64_t stride = count_ > 1 ? (group_[1].outRow - group_[0].outRow) * kDim : kDim;

@@ -1,6 +1,7 @@
 #include "svd_quant_host.h"
 
 #include "amct_tiling.h"
+#include "amct_upload.h"
 #include "svd_quant_cpu.h"
 
 #include <ATen/MemoryOverlap.h>
@@ -196,6 +197,20 @@ const at::Tensor& scaleTable() {
   return *table;
 }
 
+// The blocking host->device copy of a table, made once per table and device by tableOn.
+at::Tensor copyTable(const at::Tensor& host, const at::Device& device) {
+  return host.to(device, /*non_blocking=*/false, /*copy=*/true);
+}
+
+// A process-lifetime host table on `device`: itself on the CPU, else one upload per device
+// (amct_upload.h), so a warm NPU call copies no LUT. Only the NPU path gets here (the CPU one
+// is native); this file is also built without torch_npu, hence its own cache over a torch copy.
+at::Tensor tableOn(const at::Tensor& table, const at::Device& device) {
+  if (table.device() == device) return table;
+  static amct::DeviceUploads uploads(copyTable);
+  return uploads.constant(table, device);
+}
+
 // A3 on byte tensors: codes (rows, K/2), scales (rows, >= K/32) with the block bytes first (pad
 // bytes and anything after them ignored) -> (rows, K) in `dtype`. The product of a code value and
 // a scale is exact in fp32 (or overflows to Inf, as the spec says), then rounded to dtype by RNE.
@@ -205,8 +220,8 @@ at::Tensor dequantizeRows(const at::Tensor& codes, const at::Tensor& scales, at:
   const int64_t blocks = k / kBlock;
   const at::Tensor& pairs = codePairTable();
   const at::Tensor& powers = scaleTable();
-  at::Tensor pairLut = pairs.device() == codes.device() ? pairs : pairs.to(codes.device());
-  at::Tensor powerLut = powers.device() == codes.device() ? powers : powers.to(codes.device());
+  at::Tensor pairLut = tableOn(pairs, codes.device());
+  at::Tensor powerLut = tableOn(powers, codes.device());
   at::Tensor values = at::index_select(pairLut, 0, codes.reshape({-1}).to(at::kInt)).view({rows, blocks, kBlock});
   at::Tensor blockScale = at::index_select(powerLut, 0, scales.narrow(1, 0, blocks).reshape({-1}).to(at::kInt));
   values.mul_(blockScale.view({rows, blocks, 1}));

@@ -36,9 +36,9 @@ int main() {
   const int32_t sat0 = amct_sim::detail::kArch2201 ? 0 : -1;
   const int32_t sat1 = amct_sim::detail::kArch2201 ? 1 : -1;
   const int32_t ub = amct_sim::detail::kArch3510 ? 253952 : 0;
-  Expect("probe_default", RunProbe({false, false, false}), {sat0, ub, 0x33800000, 0x00080000, 0x0010, 0x03800000});
-  Expect("probe_flush_subnormals", RunProbe({false, true, false}), {sat0, ub, 0, 0, 0, 0});
-  Expect("probe_saturation", RunProbe({true, false, false}), {sat1, ub, 0x33800000, 0x00080000, 0x0010, 0x03800000});
-  Expect("probe_strict_sync", RunProbe({false, false, true}), {sat0, ub, 0x33800000, 0x00080000, 0x0010, 0x03800000});
+  Expect("probe_default", RunProbe({false, false, false}), {sat0, ub, 0x33800000, 0x00080000, 0x0010, 0x03800000, 0x00060000, 3});
+  Expect("probe_flush_subnormals", RunProbe({false, true, false}), {sat0, ub, 0, 0, 0, 0, 0, 0});
+  Expect("probe_saturation", RunProbe({true, false, false}), {sat1, ub, 0x33800000, 0x00080000, 0x0010, 0x03800000, 0x00060000, 3});
+  Expect("probe_strict_sync", RunProbe({false, false, true}), {sat0, ub, 0x33800000, 0x00080000, 0x0010, 0x03800000, 0x00060000, 3});
   return simtest::Finish();
 }

@@ -819,6 +819,41 @@ void TestCubeCost() {
 
 }  // namespace
 
+// SetFixSplit: the fixed base block reaches the tiling; its guards (upstream's SetFixSplit.md:
+// baseK only -1, baseM / baseN fractal-aligned and within the core block rounded up to 16, L0C).
+void TestFixSplit() {
+  namespace mt = matmul_tiling;
+  auto bf16 = [](mt::MatmulApiTiling& tl, int m, int n, int k) {
+    tl.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_BF16, false);
+    tl.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_BF16, true);
+    tl.SetCType(mt::TPosition::VECIN, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
+    tl.SetShape(m, n, k);
+  };
+  TCubeTiling t;
+  mt::MatmulApiTiling dflt;
+  bf16(dflt, 12, 256, 2048);
+  Check("tiling_default_base_block", dflt.GetTiling(t) == 0 && t.baseM == 16 && t.baseN == 256);
+  mt::MatmulApiTiling fixed;
+  bf16(fixed, 12, 256, 2048);
+  Check("tiling_fix_split_sets_base", fixed.SetFixSplit(16, 64, -1) == 0 && fixed.GetTiling(t) == 0 &&
+                                          t.baseM == 16 && t.baseN == 64 && t.singleCoreN == 256);
+  mt::MatmulApiTiling onlyN;
+  bf16(onlyN, 12, 256, 2048);
+  Check("tiling_fix_split_minus_one_keeps_choice", onlyN.SetFixSplit(-1, 128) == 0 && onlyN.GetTiling(t) == 0 &&
+                                                       t.baseM == 16 && t.baseN == 128);
+  mt::MatmulApiTiling bad;
+  bf16(bad, 12, 256, 2048);
+  Check("tiling_fix_split_rejects_base_k", bad.SetFixSplit(16, 64, 64) == -1 && bad.SetFixSplit(0, 64) == -1);
+  bad.SetFixSplit(32, 64);  // baseM 32 > 12 rounded up to 16
+  Check("tiling_fix_split_rejects_base_beyond_block", bad.GetTiling(t) == -1);
+  bad.SetFixSplit(16, 40);
+  Check("tiling_fix_split_rejects_unaligned_base", bad.GetTiling(t) == -1);
+  mt::MatmulApiTiling big;
+  bf16(big, 512, 512, 64);
+  big.SetFixSplit(512, 512);  // 1 MB of fp32 in L0C
+  Check("tiling_fix_split_rejects_l0c_overflow", big.GetTiling(t) == -1);
+}
+
 int main() {
   TestBf16Numerics();
   TestHalfBf16OutAtomic();
@@ -826,6 +861,7 @@ int main() {
   TestMxFp4();
 #endif
   TestMatmulGuards();
+  TestFixSplit();
   TestMixQueries();
   TestMixMode2Pipeline();
   TestMixModes01();

@@ -1,7 +1,7 @@
 // amct kernel sim: the host tiling API of the Matmul (what host code includes as
 // "tiling/tiling_api.h"): matmul_tiling::MatmulApiTiling (one core) and MultiCoreMatmulTiling
 // with CANN's call sequence (SetAType/SetBType/SetCType/SetBiasType, SetScaleAType/SetScaleBType,
-// SetMadType, SetShape, SetOrgShape, EnableBias/SetBias, SetBufferSpace, SetDim, GetTiling),
+// SetMadType, SetShape, SetOrgShape, EnableBias/SetBias, SetBufferSpace, SetFixSplit, SetDim, GetTiling),
 // filling the TCubeTiling the sim's Matmul reads. Declarations: asc-devkit include/adv_api/matmul/
 // matmul_tiling_base.h, matmul_tiling.h, bmm_tiling.h (head of July 2026). Standard library only.
 //
@@ -122,6 +122,15 @@ class MatmulApiTilingBase {
     (void)btSize;
     return 0;
   }
+  // Upstream's fixed base block (elements): -1 leaves baseM / baseN to GetTiling; baseKIn must be
+  // -1 (upstream supports no other value). GetTiling fails (-1) when a fixed baseM / baseN is not a
+  // multiple of 16 or exceeds the core block rounded up to 16, or baseM x baseN fp32 exceeds L0C.
+  int32_t SetFixSplit(int32_t baseMIn = -1, int32_t baseNIn = -1, int32_t baseKIn = -1) {
+    if (baseKIn != -1 || baseMIn == 0 || baseMIn < -1 || baseNIn == 0 || baseNIn < -1) return -1;
+    fixBaseM_ = baseMIn;
+    fixBaseN_ = baseNIn;
+    return 0;
+  }
   int32_t SetTraverse(MatrixTraverse traverse) {
     traverse_ = traverse;
     return 0;
@@ -140,6 +149,15 @@ class MatmulApiTilingBase {
   static int32_t RoundUp(int32_t v, int32_t a) { return (v + a - 1) / a * a; }
   static int32_t CeilDiv(int32_t v, int32_t a) { return (v + a - 1) / a; }
   bool Fp4() const { return a_.type == DataType::DT_FLOAT4_E2M1; }
+
+  // SetFixSplit's constraints for a core block of singleM x singleN (true when none is set).
+  bool FixSplitFits(int32_t singleM, int32_t singleN) const {
+    const int32_t l0cBytes = arch_ == 3510 ? 256 * 1024 : 128 * 1024;
+    const int32_t bm = fixBaseM_ > 0 ? fixBaseM_ : 16, bn = fixBaseN_ > 0 ? fixBaseN_ : 16;
+    if (bm % 16 != 0 || bn % 16 != 0) return false;
+    if (bm > RoundUp(singleM, 16) || bn > RoundUp(singleN, 16)) return false;
+    return static_cast<int64_t>(bm) * bn * 4 <= l0cBytes;
+  }
 
   // The combinations sim_matmul.h emulates; false otherwise.
   bool Valid() const {
@@ -165,8 +183,8 @@ class MatmulApiTilingBase {
     t.singleCoreM = singleM;
     t.singleCoreN = singleN;
     t.singleCoreK = k_;
-    t.baseM = std::min(maxBaseM, RoundUp(singleM, 16));
-    t.baseN = std::min(256, RoundUp(singleN, 16));
+    t.baseM = fixBaseM_ > 0 ? fixBaseM_ : std::min(maxBaseM, RoundUp(singleM, 16));
+    t.baseN = fixBaseN_ > 0 ? fixBaseN_ : std::min(256, RoundUp(singleN, 16));
     t.baseK = std::min(Fp4() ? 256 : 64, RoundUp(k_, Fp4() ? 64 : 16));
     const int32_t stepK = std::max(1, std::min(4, CeilDiv(k_, t.baseK)));
     t.stepKa = t.stepKb = stepK;
@@ -189,6 +207,7 @@ class MatmulApiTilingBase {
   int32_t orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0;
   int32_t l1_ = -1, l0c_ = -1;
   bool isBias_ = false;
+  int32_t fixBaseM_ = -1, fixBaseN_ = -1;  // SetFixSplit
   int arch_;  // the __NPU_ARCH__ the tiling is for
 };
 
@@ -200,7 +219,7 @@ class MatmulApiTiling : public MatmulApiTilingBase {
 #endif
   explicit MatmulApiTiling(const PlatformInfo& platform) : MatmulApiTilingBase(platform) {}
   int64_t GetTiling(TCubeTiling& tiling) override {
-    if (!Valid()) return -1;
+    if (!Valid() || !FixSplitFits(m_, n_)) return -1;
     Fill(tiling, m_, n_, 1);
     return 0;
   }
@@ -230,7 +249,7 @@ class MultiCoreMatmulTiling : public MatmulApiTilingBase {
     int32_t sm = singleM_, sn = singleN_;
     if (sm <= 0 || sn <= 0) Split(&sm, &sn);
     const int32_t used = CeilDiv(m_, sm) * CeilDiv(n_, sn);
-    if (used > dim_) return -1;
+    if (used > dim_ || !FixSplitFits(sm, sn)) return -1;
     Fill(tiling, sm, sn, used);
     return 0;
   }

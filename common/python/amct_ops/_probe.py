@@ -11,23 +11,31 @@ writes eight int32 words:
   3  fp32 2^-100 * 2^-30 by Mul (a subnormal result): 0x00080000 exact, 0 flushed
   4  fp32 2^-20 narrowed by Cast float -> half CAST_RINT (a subnormal result): 0x0010 exact
   5  fp32 2^-130 (a subnormal input) * 2^10 by Mul: 0x03800000 exact, 0 flushed
-  6, 7  zero (reserved)
+  6  fp32 1.5 * 2^-125 * 2^-6 by Muls (a subnormal result, 3 * 2^-132): 0x00060000 exact, 0 flushed
+  7  fp32 2^-149 + 2^-148 by Add (subnormal inputs and result): 0x00000003 exact, 0 flushed
+(6 and 7 are stem_indexer's score steps dot * 2^-6 and + vbias, docs/stem_indexer.md)
 
 Whether the kernels were built with bisheng's auto-sync is a fact of the build, not of the
 device: the build records its kernel flags (``kernel_flags`` in the build info, "" for a CPU
-build) and the probe result repeats them, with ``build_auto_sync_flag``: true when
-``--cce-auto-sync`` is among them, null when it is not (bisheng's default applies, or no kernel
-was compiled by bisheng).
+build) and the probe result repeats them, with what they imply (``auto_sync``):
+``build_auto_sync_flag`` true or false, and ``build_auto_sync_basis`` saying why. The last
+``--cce-auto-sync[=on|off]`` decides; without one, bisheng's default applies, which the CANN
+documentation (asc-devkit docs/zh/api/SIMD-API/基础API/同步控制/核内同步/关键特性说明.md) gives as
+``--cce-auto-sync=on`` for heterogeneous <<<>>> kernel compilation, as amct's build is. No
+recorded flags (a CPU build: no kernel compiled by bisheng) give null.
 """
+import re
 
 FACTS = 8
 
-# The exact IEEE results of words 2-5 (written out by hand: see the table above).
+# The exact IEEE results of words 2-7 (written out by hand: see the table above).
 SUBNORMAL_CASES = (
     ("cast_half_to_float_input", 2, 0x33800000),
     ("mul_result", 3, 0x00080000),
     ("cast_float_to_half_result", 4, 0x0010),
     ("mul_input", 5, 0x03800000),
+    ("muls_result", 6, 0x00060000),
+    ("add_input", 7, 0x00000003),
 )
 
 
@@ -38,6 +46,24 @@ def behaviour(word, exact):
     if word == 0:
         return "flushed"
     return f"other {word & 0xFFFFFFFF:#010x}"
+
+
+AUTO_SYNC_FLAG = re.compile(r"^--cce-auto-sync(?:=(.*))?$")
+AUTO_SYNC_DEFAULT = ("bisheng's default: on for <<<>>> kernel compilation "
+                     "(asc-devkit docs, 核内同步/关键特性说明.md)")
+
+
+def auto_sync(flags):
+    """(on, basis) implied by the bisheng flags string: on is True, False or None (unknown)."""
+    if not flags:
+        return None, "no kernel compiled by bisheng"
+    given = [m for m in map(AUTO_SYNC_FLAG.match, flags.split()) if m]
+    if not given:
+        return True, AUTO_SYNC_DEFAULT
+    last = given[-1]
+    value = "on" if last.group(1) is None else last.group(1)
+    on = {"on": True, "off": False}.get(value)
+    return on, f"flag {last.group(0)}" if on is not None else f"unrecognised flag {last.group(0)}"
 
 
 def decode(words, source, build_info=None, sim_modes=None):
@@ -53,7 +79,8 @@ def decode(words, source, build_info=None, sim_modes=None):
         "runtime_ub_bytes": words[1],
         "subnormals": {name: behaviour(words[i], exact) for name, i, exact in SUBNORMAL_CASES},
         "build_kernel_flags": flags,
-        "build_auto_sync_flag": True if flags and "--cce-auto-sync" in flags.split() else None,
+        "build_auto_sync_flag": auto_sync(flags)[0],
+        "build_auto_sync_basis": auto_sync(flags)[1],
         "words": [f"{w & 0xFFFFFFFF:#010x}" for w in words],
     }
     if sim_modes is not None:
