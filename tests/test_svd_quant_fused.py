@@ -144,13 +144,13 @@ class TestFusedKernel(unittest.TestCase):
 
     def test_integer_data_bit_exact(self):
         """Every fp32 sum exact: the kernel equals the float64 golden bit for bit, so each of the
-        four rounding points sits where A5 puts them (the data distinguish a dropped X D one)."""
+        four rounding points sits where docs/mxfp4.md A5 puts them (the data distinguish a dropped X D one)."""
         for shape, n, r in (((5, 96), 24, 8), ((2, 7, 256), 40, 16), ((33, 160), 64, 32)):
             with self.subTest(shape=shape, n=n, r=r):
                 x, c, s, d, u = integer_inputs(shape, n, r, seed=11 + r)
                 assert_bits_equal(self, fused(x, c, s, d, u), ref.svd_quant_ref(x, c, s, d, u), str(shape))
 
-    def test_fp4_isolation(self):  # down = up = 0, K = 32 (mod 64) too, bit-exact (exact fp32 sums, A7)
+    def test_fp4_isolation(self):  # down = up = 0, K = 32 (mod 64) too, bit-exact (exact fp32 sums, docs/mxfp4.md A7)
         for shape, n in (((7, 96), 40), ((2, 5, 32), 8), ((2, 5, 160), 8), ((9, 1024), 48)):
             with self.subTest(shape=shape):
                 x, c, s, d, u = svd_inputs(shape, n, 4, seed=12)
