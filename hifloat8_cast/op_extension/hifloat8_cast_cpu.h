@@ -10,7 +10,9 @@
 //   r = min((|p| + inc[e]) & mask[e], 2^15)
 // with inc / mask looked up by the exponent (the quantum of the binade, the 2^-23 and zero edges
 // folded in), and the code is assembled from r's exponent and top fraction bits by one more
-// lookup. Decoding is a lookup of the 128 magnitudes plus the sign.
+// lookup. Decoding is a lookup of the 128 magnitudes plus the sign. The AVX2 and portable copies
+// encode fp16/bf16 by looking up a table of the codes of all 65536 patterns, built once with this
+// encoder (hifloat8_cast_cpu.cpp, CodeTable); fake-quant computes on every path.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,9 @@
 //
 // * Table64: a 64-entry int16 table held in registers and indexed per lane. at::vec has no
 //   per-lane permute; AVX-512BW has one instruction for it (vpermi2w), AVX2 builds it from byte
-//   shuffles (vpshufb on 16-entry pieces). Measured on this machine, a 16-bit lookup held in
-//   registers was ~20x faster than a gather or a scalar loop over a 64 KB table (which misses L1).
+//   shuffles (vpshufb on 16-entry pieces), ~20 instructions per lookup. On AVX2 the 16-bit
+//   encode therefore looks its codes up in a 64 KiB table of all patterns instead, which was
+//   faster on the AMD EPYC of docs/performance.md (hifloat8_cast_cpu.cpp, CodeTable).
 // * Narrowing and widening between 16- and 32-bit lanes, byte loads/stores, fp16 -> fp32
 //   widening, and shifts by constants (at::vec shifts by a vector, emulated on AVX2 for 16 bits).
 //
