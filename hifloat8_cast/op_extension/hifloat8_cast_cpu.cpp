@@ -111,7 +111,7 @@ void encodeComputed(Dtype in, const uint16_t* s, uint8_t* dst, int64_t n, const 
 // bits by construction, and the tests of every pattern on every path cover every entry. Where the
 // Encoder's per-lane tables are slow (AVX2 builds them from byte shuffles, the portable copy from
 // scalar loops), looking codes up is faster: on the AMD EPYC (AVX2, no AVX-512) of
-// docs/performance.md, 1M bf16 randn on one thread, 0.4-0.6 ns per element against ~1 ns computed
+// docs/performance.md, 1M bf16 randn on one thread, 0.3-0.45 ns per element against ~1 ns computed
 // (hifloat8_cast/README.md, Backends). AVX-512 computes with one vpermi2w per table and keeps the
 // Encoder. The 64 KiB exceed L1 but fit L2; typical tensors touch a few KiB of it (a few binades).
 #if defined(CPU_CAPABILITY_AVX512)
@@ -143,23 +143,15 @@ const uint8_t* codeTable(Dtype in, const Tables& t) {
   return fp16.code;
 }
 
-// The codes of the four 16-bit patterns of w (little-endian order) as the low four bytes.
-inline uint64_t fourCodes(const uint8_t* table, uint64_t w) {
-  return uint64_t{table[w & 0xFFFF]} | uint64_t{table[(w >> 16) & 0xFFFF]} << 8 |
-         uint64_t{table[(w >> 32) & 0xFFFF]} << 16 | uint64_t{table[w >> 48]} << 24;
-}
-
-// dst[i] = table[s[i]]: eight per step, read as two 64-bit words and written as one (fewer loads
-// and stores than a byte loop, and the fastest of the loops tried in a stand-alone timing on the
-// machine above: byte loop, 8-lane vpgatherdd, per-element loads packed into 64 bits).
+// dst[i] = table[s[i]]: eight codes per step, packed into one 64-bit store (each pattern loaded
+// by itself, no shifts to extract it). The fastest of the loops tried stand-alone at -O3 on the
+// machine above: byte stores, 64-bit loads of four patterns, 8-lane vpgatherdd (the slowest).
 void lookUpCodes(const uint8_t* table, const uint16_t* s, uint8_t* dst, int64_t n) {
   int64_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   for (; i + 8 <= n; i += 8) {
-    uint64_t low, high;
-    std::memcpy(&low, s + i, sizeof low);
-    std::memcpy(&high, s + i + 4, sizeof high);
-    const uint64_t codes = fourCodes(table, low) | fourCodes(table, high) << 32;
+    uint64_t codes = 0;
+    for (int k = 0; k < 8; ++k) codes |= uint64_t{table[s[i + k]]} << (8 * k);
     std::memcpy(dst + i, &codes, sizeof codes);
   }
 #endif
