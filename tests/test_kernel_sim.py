@@ -1297,6 +1297,35 @@ class SimMatmulKfcTest(_ProgramTest):
         self.assertChecks(["kfc_cost_m_pipe_charged_at_ratio"])
 
 
+class SimGmOrderTest(_ProgramTest):
+    """GM ordering (tests/sim/test_sim_gm_order.cpp): within a core by pipe flags or barriers, and
+    between the cores of one AI core of a MIX launch by cross-core flags on the pipe that made the
+    access (sim_gm_order.h); each guard with its passing twin, data checked against a matmul."""
+
+    program = "test_sim_gm_order"
+
+    def test_program_clean(self):
+        ProgramTestBase.assertProgramClean(self, min_checks=21)
+
+    def test_in_core(self):
+        self.assertChecks(["gm_order_in_core_mte3_mte2_flag", "gm_order_in_core_barrier_all",
+                           "gm_order_in_core_without_sync", "gm_order_in_core_barrier_of_mte3_only",
+                           "gm_order_in_core_scalar_read_of_written_gm"])
+
+    def test_cube_and_vector_cores(self):
+        self.assertChecks([
+            "gm_order_cube_to_vector_fix_flag", "gm_order_cube_to_vector_values",
+            "gm_order_cube_to_vector_barrier_then_other_pipe", "gm_order_cube_to_vector_without_flag",
+            "gm_order_cube_to_vector_flag_on_wrong_pipe", "gm_order_vector_to_cube_mte3_flag",
+            "gm_order_vector_to_cube_values", "gm_order_vector_to_cube_v_flag_after_mte3_v",
+            "gm_order_vector_to_cube_v_flag_without_mte3_v", "gm_order_vector_to_cube_flag_before_write",
+            "gm_order_write_after_read_ordered", "gm_order_write_after_read_unordered"])
+
+    def test_vector_cores(self):
+        self.assertChecks(["gm_order_vector_to_vector_meet_after_write", "gm_order_vector_to_vector_without_meet",
+                           "gm_order_vector_to_vector_meet_before_write", "gm_order_check_disabled_by_env"])
+
+
 MATMUL_PRELUDE = ('#define ASCENDC_CUBE_ONLY\n#include "kernel_operator.h"\n#include "lib/matmul_intf.h"\n'
                   "using namespace AscendC;\n"
                   "template <class T, bool tr = false> using Gm = MatmulType<TPosition::GM, CubeFormat::ND, T, tr>;\n"

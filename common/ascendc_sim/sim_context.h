@@ -236,6 +236,31 @@ struct FlagRec {
   Snap snap;
 };
 
+// GM ordering between the cores of one AI core (MIX launches; sim_gm_order.h checks it after the
+// launch). A core's GM accesses on tracked regions are kept in groups: consecutive accesses of one
+// pipe and kind with no cross-core flag in between share their ordering facts. A group is
+// "covered" by the core's first CrossCoreSetFlag whose pipe had completed it (cover = that set's
+// 1-based number, 0: not yet); vc[vcState][w] is how many of core w's sets this core had received
+// (through CrossCoreWaitFlag, transitively) when the group's accesses were issued.
+struct CoreGmGroup {
+  uint8_t pipe;  // Pipe: MTE2 reads, MTE3 writes (on the AIC: Matmul's GM loads and its FIX writes)
+  bool write;
+  uint32_t vcState;
+  uint32_t setsBefore;
+  uint32_t maxSeq;
+  uint32_t cover;
+  uint64_t lo, hi;  // hull of the spans
+  std::vector<Interval> spans;
+};
+
+struct CoreGmOrder {
+  uint32_t self = 0;  // core id in the MIX launch (MixGroup::CoreId)
+  uint32_t sets = 0;  // CrossCoreSetFlag calls so far
+  std::vector<std::vector<uint32_t>> vc;  // vc[0] all zero; one more state per wait that taught something
+  std::vector<CoreGmGroup> groups;
+  std::vector<uint32_t> uncovered;  // indices of groups with cover == 0
+};
+
 // The core a block runs on: an AIV (every launch of a vector kernel) or, in a MIX launch
 // (sim_mix.h), the AIC or one of the AIVs of an AI core.
 enum CoreKind : uint8_t { kCoreAiv = 0, kCoreAic = 1 };
@@ -287,6 +312,8 @@ struct BlockCtx {
   uint32_t newestWM2 = 0, newestRM3 = 0;
   std::vector<GmDma> gmM3Writes, gmM2Reads;  // DMAs of this block on tracked GM (hazard model)
   size_t gmPruneAt = 64;
+  uint32_t allDone[kPipes] = {0, 0, 0, 0};  // each pipe's count at the last PipeBarrier<PIPE_ALL>
+  CoreGmOrder* gmOrder = nullptr;           // MIX launches with the sync check on (sim_gm_order.h)
 
   std::unique_ptr<uint8_t, void (*)(void*)> arena{nullptr, std::free};
   CostBlock* cost = nullptr;  // this block's NPU cost timeline (sim_cost.h), null when off
@@ -358,6 +385,8 @@ inline void ResetHazards(BlockCtx* c) {
   c->gmM3Writes.clear();
   c->gmM2Reads.clear();
   c->gmPruneAt = 64;
+  for (int p = 0; p < kPipes; ++p) c->allDone[p] = 0;
+  c->gmOrder = nullptr;  // a MIX launch's core setup attaches its own
   // Only blocks inside an allocation were ever touched: reset those (cheap for small launches).
   const size_t used = std::min<size_t>(c->hazardBlocksUsed, c->wV.size());
   std::fill(c->wV.begin(), c->wV.begin() + used, 0u);
@@ -577,6 +606,28 @@ inline void PruneGmLists(BlockCtx* c) {
                 PipeName(q), SyncHint(p, q).c_str()));
 }
 
+// A GM access of this core (MIX launches): op `seq` of pipe q, `rows` bursts of rowBytes at
+// lo + i * pitch, joined to the last group when nothing that orders cores happened in between.
+inline void RecordCrossCoreGm(BlockCtx* c, Pipe q, uint32_t seq, uint64_t lo, uint64_t rowBytes, uint64_t pitch,
+                              uint32_t rows) {
+  CoreGmOrder* o = c->gmOrder;
+  const bool write = q == kPipeMte3;
+  const uint32_t state = static_cast<uint32_t>(o->vc.size() - 1);
+  if (o->groups.empty() || o->groups.back().pipe != q || o->groups.back().vcState != state ||
+      o->groups.back().setsBefore != o->sets) {
+    o->groups.push_back(CoreGmGroup{static_cast<uint8_t>(q), write, state, o->sets, seq, 0, lo, lo, {}});
+    o->uncovered.push_back(static_cast<uint32_t>(o->groups.size() - 1));
+  }
+  CoreGmGroup& g = o->groups.back();
+  g.maxSeq = seq;
+  for (uint32_t i = 0; i < rows; ++i) {
+    const uint64_t a = lo + static_cast<uint64_t>(i) * pitch;
+    AddInterval(g.spans, a, a + rowBytes);
+    if (a < g.lo) g.lo = a;
+    if (a + rowBytes > g.hi) g.hi = a + rowBytes;
+  }
+}
+
 // One DMA on GM (region r found by GmFindRegion for its hull): q = MTE2 (reads) or MTE3 (writes)
 // `rows` bursts of rowBytes at lo + i * pitch. Logs the bursts for the race check and applies
 // the hazard model to GM (MTE3 -> MTE2 on the same GM, overlapping MTE3 writes, MTE2 -> MTE3).
@@ -594,6 +645,7 @@ inline void GmDmaAccess(BlockCtx* c, const RegionInfo* r, Pipe q, uint32_t seq, 
     AddInterval(log, a, a + rowBytes);
   }
   if (!c->checkSync) return;
+  if (c->gmOrder != nullptr) RecordCrossCoreGm(c, q, seq, lo, rowBytes, pitch, rows);
   const GmDma d{lo, rowBytes, pitch, rows, seq};
   if (q == kPipeMte2) {
     const uint32_t t = c->known[kPipeMte2][kPipeMte3];

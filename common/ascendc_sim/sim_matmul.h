@@ -355,6 +355,10 @@ inline void MatmulGmRead(BlockCtx* c, const char* api, uintptr_t base, uintptr_t
   const RegionInfo* r = GmFindRegion(c, api, lo, hi, false);
   if (!r->tracked) return;
   for (uint64_t i = 0; i < rows; ++i) AddInterval(c->outcome->log.reads, lo + i * pitch, lo + i * pitch + rowBytes);
+  // The AIC's loads order against its AIVs' GM accesses by cross-core flags (sim_gm_order.h).
+  if (c->gmOrder != nullptr && c->coreKind == kCoreAic) {
+    RecordCrossCoreGm(c, kPipeMte2, BeginOp(c, kPipeMte2), lo, rowBytes, pitch, static_cast<uint32_t>(rows));
+  }
 }
 
 inline void MatmulGmWrite(BlockCtx* c, const char* api, uintptr_t base, uintptr_t extLo, uintptr_t extHi,
@@ -366,6 +370,10 @@ inline void MatmulGmWrite(BlockCtx* c, const char* api, uintptr_t base, uintptr_
   const RegionInfo* r = GmFindRegion(c, api, lo, hi, true);
   if (!r->tracked) return;
   for (uint64_t i = 0; i < rows; ++i) AddInterval(c->outcome->log.writes, lo + i * pitch, lo + i * pitch + rowBytes);
+  // The AIC's FIX writes (the MTE3 slot of its hazard counts: the AIC has no MTE3), sim_gm_order.h.
+  if (c->gmOrder != nullptr && c->coreKind == kCoreAic) {
+    RecordCrossCoreGm(c, kPipeMte3, BeginOp(c, kPipeMte3), lo, rowBytes, pitch, static_cast<uint32_t>(rows));
+  }
 }
 
 inline bool MatmulCostOnly(const BlockCtx* c) { return c->cost != nullptr && c->launch->costOnly; }

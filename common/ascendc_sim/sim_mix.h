@@ -27,6 +27,7 @@
 #include <thread>
 #include <tuple>
 
+#include "sim_gm_order.h"
 #include "sim_launch.h"
 
 enum KernelMetaType : uint8_t {
@@ -62,6 +63,7 @@ struct MixGroup {
   std::vector<uint8_t> runs;  // per AI core: emulated (cost-model sampling skips the others)
   struct Core {
     std::deque<double> counter[kCrossFlags];  // each pending count: the time it became available
+    std::deque<CoreClock> clocks[kCrossFlags];  // ... and the vector clock it carries (sim_gm_order.h)
     int waitFlag = -1;
     int waitMode = 0;
   };
@@ -69,9 +71,11 @@ struct MixGroup {
   // Meetings (modes 0, 1, 2 from the AIVs): per (mode, scope, kind, flag) the set times of each participant.
   struct Meeting {
     std::map<uint32_t, std::vector<double>> sets;  // core -> its set times
+    std::map<uint32_t, std::vector<CoreClock>> clocks;  // core -> the clocks of its sets
     size_t done = 0;                              // completed rounds
   };
   std::map<std::tuple<int, int, int, int>, Meeting> meetings;
+  std::vector<CoreGmOrder> order;  // per core, when the sync check is on (sim_gm_order.h)
 
   uint32_t CoresPerBlock() const { return 1 + ratio; }
   uint32_t CoreId(uint32_t g, bool aic, uint32_t sub) const { return g * CoresPerBlock() + (aic ? 0 : 1 + sub); }
@@ -152,7 +156,7 @@ inline uint32_t SelfCore(const BlockCtx* c) {
 }
 
 // Raises core `id`'s counter of `flag`, available at time t. Caller holds the lock.
-inline void CrossCoreRaise(MixGroup& m, uint32_t id, int flag, double t, const char* api) {
+inline void CrossCoreRaise(MixGroup& m, uint32_t id, int flag, double t, const CoreClock& clock, const char* api) {
   std::deque<double>& q = m.cores[id].counter[flag];
   if (static_cast<int>(q.size()) >= kCrossCounterMax) {
     Fail(api, Fmt("the counter of flagId %d on %s would exceed %d (too many CrossCoreSetFlag without "
@@ -160,21 +164,26 @@ inline void CrossCoreRaise(MixGroup& m, uint32_t id, int flag, double t, const c
                   flag, m.CoreName(id).c_str(), kCrossCounterMax));
   }
   q.push_back(t);
+  m.cores[id].clocks[flag].push_back(clock);
 }
 
 // A meeting of `participants`: records this core's set; each round all have completed raises the targets.
 inline void CrossCoreMeet(MixGroup& m, const std::tuple<int, int, int, int>& key, uint32_t self,
                           const std::vector<uint32_t>& participants, const std::vector<uint32_t>& targets, int flag,
-                          double t, const char* api) {
+                          double t, const CoreClock& clock, const char* api) {
   MixGroup::Meeting& mt = m.meetings[key];
   for (uint32_t p : participants) mt.sets[p];  // every participant has an entry
   mt.sets[self].push_back(t);
+  mt.clocks[self].push_back(clock);
   size_t rounds = SIZE_MAX;
   for (const auto& kv : mt.sets) rounds = std::min(rounds, kv.second.size());
   for (; mt.done < rounds; ++mt.done) {
     double at = 0;
     for (const auto& kv : mt.sets) at = std::max(at, kv.second[mt.done]);
-    for (uint32_t tgt : targets) CrossCoreRaise(m, tgt, flag, at, api);
+    std::vector<CoreClock> round;
+    for (const auto& kv : mt.clocks) round.push_back(kv.second[mt.done]);
+    const CoreClock all = CrossCoreClockUnion(round);
+    for (uint32_t tgt : targets) CrossCoreRaise(m, tgt, flag, at, all, api);
   }
 }
 
@@ -201,32 +210,33 @@ inline void CrossCoreSet(int mode, pipe_t pipe, uint16_t flagId) {
   const bool aic = c->coreKind == kCoreAic;
   const uint32_t self = SelfCore(c);
   const int g = static_cast<int>(c->aicIdx);
+  const CoreClock clock = CrossCoreClockAtSet(c, pipe);
   std::lock_guard<std::mutex> lock(m.mu);
   switch (mode) {
     case 0: {
       const std::vector<uint32_t> all = RunningCores(m, aic, -1);
-      CrossCoreMeet(m, std::make_tuple(0, -1, aic ? 1 : 0, flagId), self, all, all, flagId, t, kApi);
+      CrossCoreMeet(m, std::make_tuple(0, -1, aic ? 1 : 0, flagId), self, all, all, flagId, t, clock, kApi);
       break;
     }
     case 1: {
       const std::vector<uint32_t> mine = RunningCores(m, false, g);
-      CrossCoreMeet(m, std::make_tuple(1, g, 0, flagId), self, mine, mine, flagId, t, kApi);
+      CrossCoreMeet(m, std::make_tuple(1, g, 0, flagId), self, mine, mine, flagId, t, clock, kApi);
       break;
     }
     case 2:
       if (aic) {
-        for (uint32_t s = 0; s < m.ratio; ++s) CrossCoreRaise(m, m.CoreId(g, false, s), flagId, t, kApi);
+        for (uint32_t s = 0; s < m.ratio; ++s) CrossCoreRaise(m, m.CoreId(g, false, s), flagId, t, clock, kApi);
       } else {
         CrossCoreMeet(m, std::make_tuple(2, g, 0, flagId), self, RunningCores(m, false, g), {m.CoreId(g, true, 0)},
-                      flagId, t, kApi);
+                      flagId, t, clock, kApi);
       }
       break;
     default:  // 4
       if (aic) {
         const uint32_t sub = flagId >= 16 ? 1 : 0;
-        CrossCoreRaise(m, m.CoreId(g, false, sub), flagId - 16 * sub, t, kApi);
+        CrossCoreRaise(m, m.CoreId(g, false, sub), flagId - 16 * sub, t, clock, kApi);
       } else {
-        CrossCoreRaise(m, m.CoreId(g, true, 0), flagId + 16 * c->subBlockIdx, t, kApi);
+        CrossCoreRaise(m, m.CoreId(g, true, 0), flagId + 16 * c->subBlockIdx, t, clock, kApi);
       }
       break;
   }
@@ -261,6 +271,7 @@ inline void CrossCoreWait(int mode, pipe_t pipe, uint16_t flagId) {
   MixGroup& m = *CrossCoreCtx(c, kApi, mode, mode == 4 || pipe != PIPE_S ? pipe : PIPE_V, flagId);
   const uint32_t self = SelfCore(c);
   double at = 0;
+  CoreClock clock;
   {
     std::unique_lock<std::mutex> lock(m.mu);
     MixGroup::Core& me = m.cores[self];
@@ -281,7 +292,10 @@ inline void CrossCoreWait(int mode, pipe_t pipe, uint16_t flagId) {
     }
     at = me.counter[flagId].front();
     me.counter[flagId].pop_front();
+    clock = me.clocks[flagId].front();
+    me.clocks[flagId].pop_front();
   }
+  CrossCoreLearn(c, clock);
   AMCT_SIM_COST(c->cost, CrossCoreWait(at));
 }
 
@@ -332,6 +346,13 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
   m.runs.assign(blockDim, 1);
   for (uint32_t g = 0; g < blockDim; ++g) m.runs[g] = cost == nullptr || cost->Runs(g) ? 1 : 0;
   for (uint32_t g = 0; g < blockDim; ++g) m.live += m.runs[g] ? per : 0;
+  if (sh.checkSync) {
+    m.order.resize(cores);
+    for (uint32_t id = 0; id < cores; ++id) {
+      m.order[id].self = id;
+      m.order[id].vc.assign(1, std::vector<uint32_t>(cores, 0u));
+    }
+  }
   std::vector<BlockOutcome> outs(cores);
   auto core = [&](uint32_t id) {
     const uint32_t g = id / per, r = id % per;
@@ -342,6 +363,7 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
       c->subBlockIdx = r == 0 ? 0 : r - 1;
       c->taskRatio = r == 0 ? 1 : ratio;
       c->blockIdx = r == 0 ? g : g * ratio + (r - 1);
+      c->gmOrder = m.order.empty() ? nullptr : &m.order[id];
     });
     std::lock_guard<std::mutex> lock(m.mu);
     --m.live;
@@ -380,6 +402,10 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
   if (first != nullptr) throw SimError(first->error);
   const std::string endError = MixEndError(m);
   if (!endError.empty()) throw SimError(Fmt("amct kernel sim: kernel %s: ", sh.kernel) + endError);
+  if (!m.order.empty()) {
+    const std::string orderError = CrossCoreGmCheck(m.order, per, [&](uint32_t id) { return m.CoreName(id); });
+    if (!orderError.empty()) throw SimError(Fmt("amct kernel sim: kernel %s: ", sh.kernel) + orderError);
+  }
   if (sh.checkRaces) {
     // Cores of one AI core are ordered by their flags (not verified): races are checked between AI cores.
     std::vector<BlockOutcome> perBlock(blockDim);

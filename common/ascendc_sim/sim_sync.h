@@ -67,6 +67,7 @@ inline void DoPipeBarrier(pipe_t pipe) {
   AMCT_SIM_COST(c->cost, Barrier(pipe));
   switch (pipe) {
     case PIPE_ALL:  // the scalar pipe too (it only counts under strict sync)
+      for (int p = kPipeS; p <= kPipeMte3; ++p) c->allDone[p] = c->count[p];  // cross-core flags (sim_gm_order.h)
       for (int q = kPipeS; q <= kPipeMte3; ++q) {
         for (int p = kPipeS; p <= kPipeMte3; ++p) {
           if (c->count[p] > c->known[q][p]) c->known[q][p] = c->count[p];
