@@ -177,5 +177,179 @@ class CliTest(unittest.TestCase):
         self.assertIn("64 AIV cores", self.text.stdout)
 
 
+def _tables_of(text):
+    """Every markdown table of ``text`` as (header cells, [row cells, ...]), in order."""
+    tables, lines = [], text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and set(lines[i + 1].replace("|", "").strip()) <= set("-: "):
+            cells = lambda line: [c.strip() for c in line.strip().strip("|").split("|")]  # noqa: E731
+            header, rows = cells(lines[i]), []
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(cells(lines[i]))
+                i += 1
+            tables.append((header, rows))
+        else:
+            i += 1
+    return tables
+
+
+def _section(text, heading):
+    """The text under ``heading`` (a whole line) up to the next heading of the same or a higher level."""
+    level = len(heading) - len(heading.lstrip("#"))
+    lines = text.splitlines()
+    start = lines.index(heading) + 1
+    end = next((j for j in range(start, len(lines))
+                if lines[j].startswith("#") and len(lines[j]) - len(lines[j].lstrip("#")) <= level), len(lines))
+    return "\n".join(lines[start:end])
+
+
+class PageTest(unittest.TestCase):
+    """The generator of docs/npu_estimates.md (``bench --all --npu-estimate --markdown``) on the tiny
+    cases of CLI_CASES: every section, both SOCs per package, parseable tables whose rows say which
+    arch's code ran."""
+
+    @classmethod
+    def setUpClass(cls):
+        from amct_ops import _cli, _estimatepage
+
+        cls.info = amct_ops.build_info()
+        packages = {pkg: entry for pkg, entry in _cli._bench_modules().items() if pkg in CLI_CASES}
+        cls.document = _estimatepage.collect(
+            "python -m amct_ops bench --all --npu-estimate --cost-only --markdown", packages,
+            lambda pkg, rest: _cli._bench_payload(pkg, list(rest) + CLI_CASES[pkg]), ["--cost-only"])
+        cls.page = _estimatepage.render(cls.document)
+
+    def test_sections(self):
+        self.assertEqual(self.document["exit_code"], 0)
+        version = bu.npu_cost_table("ascend910b")["model_version"]
+        self.assertTrue(self.page.startswith(f"# NPU time estimates (kernel sim cost model, version {version})\n"))
+        for heading in ("## The model", "## Cost table", "## Calibration", "## Bars", "## Estimates per package",
+                        "## Reading these numbers"):
+            self.assertIn(f"\n{heading}\n", self.page)
+        self.assertIn("python -m amct_ops bench --all --npu-estimate --cost-only --markdown", self.page)
+        self.assertRegex(self.page, r"Date: \d{4}-\d\d-\d\d \d\d:\d\d UTC; the run took ")
+        self.assertIn("Machine (the CPU that ran the kernel sim", self.page)
+        self.assertIn("None of them is a measurement", self.page)
+        for pkg in CLI_CASES:
+            self.assertIn(f"\n### {pkg}\n", self.page)
+            for soc in bu.NPU_SOCS:
+                self.assertIn(f"(`--soc {soc}`)", self.page)
+
+    def test_cost_table_has_every_quantity_of_both_socs(self):
+        header, rows = _tables_of(_section(self.page, "## Cost table"))[0]
+        self.assertEqual(len(header), 5, "quantity, then value and source per SOC")
+        t910, t950 = bu.npu_cost_table("ascend910b"), bu.npu_cost_table("ascend950")
+        quantities = {k for k, v in t910.items() if isinstance(v, dict)}
+        self.assertEqual({r[0] for r in rows}, quantities)
+        by = {r[0]: r for r in rows}
+        self.assertEqual(float(by["aiv_cores"][1]), t910["aiv_cores"]["value"])
+        self.assertEqual(float(by["aiv_cores"][3]), t950["aiv_cores"]["value"])
+        for r in rows:
+            self.assertTrue(r[2].startswith(SOURCE_KINDS) and r[4].startswith(SOURCE_KINDS), r)
+
+    def test_estimate_tables_parse_and_name_the_code_arch(self):
+        build_arch = self.info["npu_arch"]
+        pipes_at = None
+        for soc in bu.NPU_SOCS:
+            table_arch = f"dav-{bu.npu_cost_table(soc)['arch']}"
+            heading = next(line for line in self.page.splitlines()
+                           if line.startswith("#### hifloat8_cast on ") and line.endswith(f"(`--soc {soc}`)"))
+            header, rows = _tables_of(_section(self.page, heading))[0]
+            with self.subTest(soc=soc):
+                self.assertEqual(header[:3], ["case", "kernel", "code"])
+                pipes_at = header.index("S")
+                self.assertEqual(header[pipes_at:], list(PIPES))
+                # 3 ops (encode, decode, fake-quant) x 1 size x 1 dtype, one launch each
+                self.assertEqual(len(rows), 3)
+                for r in rows:
+                    self.assertEqual(len(r), len(header))
+                    self.assertGreater(float(r[header.index("est. us")]), 0)
+                    self.assertIn(r[header.index("bound")], PIPES)
+                    self.assertTrue(all(c.endswith("%") for c in r[pipes_at:]))
+                    code = r[2]
+                    self.assertTrue(code.startswith(build_arch), "a dav-2201 library runs dav-2201 code")
+                    if build_arch == table_arch:
+                        self.assertEqual(code, build_arch)
+                    else:
+                        self.assertIn(f"not the SOC's {table_arch}", code, "the row says it is not the SOC's code")
+
+    def test_fused_svd_quant_rows_are_dav_3510_code_and_only_on_950(self):
+        sections = {soc: _section(self.page, next(
+            line for line in self.page.splitlines()
+            if line.startswith("#### svd_quant on ") and line.endswith(f"(`--soc {soc}`)"))) for soc in bu.NPU_SOCS}
+        fused = lambda soc: [r for r in _tables_of(sections[soc])[0][1] if "fused kernel" in r[0]]  # noqa: E731
+        self.assertEqual(fused("ascend910b"), [], "the fused kernel is dav-3510 code: not estimated on 910B")
+        if "dav-3510" in self.info.get("sim_archs", {}).get("svd_quant", []):
+            rows = fused("ascend950")
+            self.assertTrue(rows)
+            self.assertTrue(all(r[2] == "dav-3510" for r in rows), rows)
+
+    def test_the_document_renders_the_same_page_from_its_json(self):
+        from amct_ops import _estimatepage
+
+        again = json.loads(json.dumps(self.document))
+        self.assertEqual(_estimatepage.render(again), self.page)
+
+
+class EstimateBarTest(unittest.TestCase):
+    """Bar verdicts from two launch records (hand-made records: the verdict is arithmetic)."""
+
+    @staticmethod
+    def _record(us, code, table, bound):
+        busy = {p: 0.0 for p in PIPES}
+        busy[bound] = 100.0
+        return {"estimate_us": us, "build_arch": code, "table_arch": table, "busy_cycles": busy,
+                "slowest_cycles": 100.0}
+
+    def test_met_and_not_met(self):
+        ours, base = self._record(30.0, 3510, 3510, "M"), self._record(100.0, 2201, 3510, "M")
+        bar = bu.estimate_bar("x vs y", ours, base, 0.7, "ascend950")
+        self.assertAlmostEqual(bar["ratio"], 0.3)
+        self.assertTrue(bar["met"])
+        self.assertEqual((bar["ours_code"], bar["base_code"]), ("dav-3510", "dav-2201, not the SOC's dav-3510"))
+        self.assertFalse(bu.estimate_bar("x vs y", self._record(71.0, 3510, 3510, "V"), base, 0.7, "ascend950")["met"])
+
+    def test_the_page_prints_the_verdicts(self):
+        from amct_ops import _estimatepage
+
+        ours, base = self._record(30.0, 2201, 2201, "M"), self._record(100.0, 2201, 2201, "M")
+        document = {"packages": [{"package": "p", "description": "", "runs": [
+            {"soc": "ascend910b", "payload": {"bars": [bu.estimate_bar("fast", ours, base, 0.7, "ascend910b"),
+                                                       bu.estimate_bar("slow", base, ours, 1.5, "ascend910b")]}}]}]}
+        header, rows = _tables_of(_estimatepage.bar_table(document))[0]
+        verdicts = {r[0]: r[header.index("verdict")] for r in rows}
+        self.assertEqual(verdicts, {"fast": "met", "slow": "not met"})
+
+
+class CommittedPageTest(unittest.TestCase):
+    """docs/npu_estimates.md is what the generator renders from the committed docs/npu_estimates.json
+    (no estimate runs here)."""
+
+    def test_the_page_is_rendered_from_the_results(self):
+        from amct_ops import _estimatepage
+
+        with open(ROOT / "docs" / "npu_estimates.json", encoding="utf-8") as fh:
+            document = json.load(fh)
+        self.assertEqual((ROOT / "docs" / "npu_estimates.md").read_text(encoding="utf-8"),
+                         _estimatepage.render(document))
+        self.assertEqual(document["exit_code"], 0)
+        self.assertEqual({p["package"] for p in document["packages"]}, set(CLI_CASES))
+        for p in document["packages"]:
+            self.assertEqual([r["soc"] for r in p["runs"]], list(bu.NPU_SOCS))
+
+
+class PageCliTest(unittest.TestCase):
+    def test_refuses_options_that_make_no_page(self):
+        for extra in (["--soc", "ascend950"],):  # one process: importing amct_ops takes seconds
+            with self.subTest(extra=extra):
+                proc = subprocess.run([sys.executable, "-m", "amct_ops", "bench", "--all", "--npu-estimate",
+                                       "--markdown", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                                      env=dict(os.environ, PYTHONPATH=str(Path(amct_ops.__file__).parents[1])))
+                self.assertEqual(proc.returncode, 1, proc.stderr[-2000:])
+                self.assertIn("--all --npu-estimate runs every SOC", proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -625,50 +625,82 @@ def bound_pipe(record):
     return max(busy, key=lambda p: busy[p])
 
 
+def code_arch(record):
+    """Which arch's instruction stream a launch ran (``dav-2201``), and whether it is the SOC's own.
+
+    A kernel sim launch runs the code its library was compiled for (the build's arch, or dav-3510
+    for the KERNEL_3510 kernels of a dav-2201 build: ``amct_ops.build_info()["sim_archs"]``),
+    whatever cost table times it; a row timed with the 950's table but run as dav-2201 code is
+    the dav-2201 kernel on 950 numbers, not the 950 kernel, and says so."""
+    code, table = int(record["build_arch"]), int(record["table_arch"])
+    label = f"dav-{code}"
+    return label if code == table else f"{label}, not the SOC's dav-{table}"
+
+
+def _sampled(record):
+    """True when only some blocks ran (``--sample-blocks``). A MIX launch counts its AIC and AIV
+    cores as blocks run (3 per block at 1:2) against blockDim AI cores, so more is all of them."""
+    return record["blocks_run"] < record["block_dim"]
+
+
 def _estimate_rows(label, records):
     rows = []
     for r in records:
         cycles = r["slowest_cycles"] or 1.0
         shares = [f"{100 * r['busy_cycles'][p] / cycles:.0f}%" for p in ESTIMATE_PIPES]
-        sampled = f"{r['blocks_run']} of {r['block_dim']}" if r["blocks_run"] != r["block_dim"] else "all"
-        rows.append([label, r["kernel"], r["block_dim"], sampled, r["estimate_us"], bound_pipe(r), *shares])
+        sampled = f"{r['blocks_run']} of {r['block_dim']}" if _sampled(r) else "all"
+        rows.append([label, r["kernel"], code_arch(r), r["block_dim"], sampled, r["estimate_us"], bound_pipe(r),
+                     *shares])
     if len(records) > 1:
         total = sum(r["estimate_us"] for r in records)
-        rows.append([label, f"all {len(records)} launches (serial)", "", "", total, ""] + [""] * len(ESTIMATE_PIPES))
+        rows.append([label, f"all {len(records)} launches (serial)", "", "", "", total, ""]
+                    + [""] * len(ESTIMATE_PIPES))
     if not records:
-        rows.append([label, "no kernel launch", "", "", "n/a", ""] + [""] * len(ESTIMATE_PIPES))
+        rows.append([label, "no kernel launch", "", "", "", "n/a", ""] + [""] * len(ESTIMATE_PIPES))
     return rows
+
+
+def estimate_bar(label, ours, base, target, soc):
+    """A bar on two launch records of one ``--npu-estimate`` run: ours / base <= ``target``.
+
+    The verdict is the cost model's (an estimate against an estimate), never a measurement."""
+    ratio = ours["estimate_us"] / base["estimate_us"]
+    return {"label": label, "soc": soc, "ours_us": ours["estimate_us"], "base_us": base["estimate_us"],
+            "ours_code": code_arch(ours), "base_code": code_arch(base), "ours_bound": bound_pipe(ours),
+            "base_bound": bound_pipe(base), "ratio": ratio, "target": float(target), "met": ratio <= target}
 
 
 def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0, cost_only=False):
     """Estimate every case (label, fn) on ``args.soc``: {"tables", "notes", "results"}."""
     soc = args.soc
     table = npu_cost_table(soc)
-    arch, build_ub = _build_arch_ub()
     sample = args.sample_blocks if args.sample_blocks is not None else sample_blocks
     rows, results = [], []
     for label, fn in cases:
         records = estimate_launches(fn, soc, sample, cost_only or bool(getattr(args, "cost_only", False)))
         rows += _estimate_rows(label, records)
         results += [{"case": label, **r} for r in records]
-    cores = int(table["aiv_cores"]["value"])
-    ub = min(int(table["ub_bytes"]["value"]), build_ub)
+    cores, table_ub = int(table["aiv_cores"]["value"]), int(table["ub_bytes"]["value"])
     out_notes = [
         f"ESTIMATES of the kernel sim's NPU cost model version {table['model_version']} for {table['chip']} "
         "(never measurements: no NPU ran). Time = the slowest core's timeline plus "
         f"{table['launch_us']['value']:g} us launch; S/V/MTE2/MTE3 (vector core) and MTE1/M/FIX (cube) = each "
         "pipe's busy share of the slowest core's time (MIX kernels: the busiest core of each pipe); "
         "bound = the busiest pipe.",
-        f"tiling as on the NPU: {cores} AIV cores, {ub} B UB per core (the sim platform during the estimate).",
+        f"tiling as on the NPU: {cores} AIV cores; UB per core the smaller of the SOC's {table_ub} B and the code "
+        "arch's usable UB (the sim platform during the estimate).",
+        "code = the arch whose instruction stream ran (the kernel's library in the sim); a row run as another "
+        f"arch's code than {table['soc']}'s dav-{table['arch']} says so: rebuild with --soc {table['soc']} "
+        "for its own kernels.",
     ]
-    if arch != f"dav-{table['arch']}":
-        out_notes.append(f"this build's kernels are compiled for {arch}: the instruction stream (and UB, {build_ub} B) "
-                         f"are that arch's; rebuild with --soc {table['soc']} for its own kernels.")
-    if any(r["blocks_run"] != r["block_dim"] for r in results):
+    if any(_sampled(r) for r in results):
         out_notes.append("'blocks emulated' k of n: only k blocks ran (the first, the last and evenly spaced ones); "
                          "the estimate is the slowest of them (the kernels split work evenly, the last block "
                          "takes the remainder).")
+    common = len(out_notes)
     out_notes += list(notes)
-    columns = ["case", "kernel", "blockDim", "blocks emulated", "est. us", "bound", *ESTIMATE_PIPES]
+    columns = ["case", "kernel", "code", "blockDim", "blocks emulated", "est. us", "bound", *ESTIMATE_PIPES]
+    # common_notes: how many leading notes are the model's, the same for every package (the page of
+    # ``bench --all --npu-estimate`` says them once).
     return {"tables": [{"title": title, "columns": columns, "rows": rows}], "notes": out_notes,
-            "results": results}
+            "common_notes": common, "results": results, "bars": []}

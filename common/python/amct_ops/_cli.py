@@ -51,6 +51,14 @@ Commands
     ``bench --all --render X.json [--output X.md] [--readme README.md]`` measures nothing and
     renders both texts from a results document again.
 
+``bench --all --npu-estimate [--markdown] [--output FILE] [common options]``
+    Every package's ``--npu-estimate`` for every SOC (ascend910b, ascend950) from this build, with
+    the cost model's tables and the bars the benchmarks compute from their rows
+    (``amct_ops._estimatepage``); with ``--markdown`` the page ``docs/npu_estimates.md``, with
+    ``--output X.md`` also its results document ``X.json``; without ``--markdown`` the results
+    document. The common options (``--cost-only``, ``--sample-blocks K``, ``--quick``) go to every
+    package.
+
 torch_npu is never imported when this module is imported; it is imported only when an NPU
 device is requested (``--device npu``), or by ``info`` to say whether the NPU backend works.
 
@@ -880,7 +888,8 @@ def _bench_npu_estimate(pkg, mod, bargs):
     if bargs.json:
         print(json.dumps({"bench": pkg, "npu_estimate": True, "soc": bargs.soc,
                           "cost_table": _benchutil.npu_cost_table(bargs.soc), "tables": out.get("tables", []),
-                          "notes": out.get("notes", []), "results": out.get("results", [])}, indent=1))
+                          "notes": out.get("notes", []), "common_notes": out.get("common_notes", 0),
+                          "results": out.get("results", []), "bars": out.get("bars", [])}, indent=1))
         return EXIT_OK
     print(f"# amct_ops {_version()} bench {pkg} --npu-estimate --soc {bargs.soc}")
     _print_tables_and_notes(out)
@@ -957,6 +966,8 @@ def cmd_bench_all(args):
 
     if getattr(args, "render", None):
         return cmd_bench_render(args)
+    if getattr(args, "npu_estimate", False):
+        return cmd_bench_all_estimates(args)
     if args.plot_dir and not _plotting_available():
         return EXIT_UNAVAILABLE
     if "--json" in args.rest or "--plot" in args.rest:
@@ -1013,6 +1024,34 @@ def cmd_bench_all(args):
     return worst
 
 
+def cmd_bench_all_estimates(args):
+    """``bench --all --npu-estimate``: every package's ``--npu-estimate`` for every SOC, as the page
+    ``docs/npu_estimates.md`` (with ``--markdown``; ``--output X.md`` also writes the results
+    document ``X.json``) or as the results document on stdout."""
+    from amct_ops import _estimatepage
+
+    if args.plot_dir or args.readme or "--json" in args.rest or "--plot" in args.rest or "--soc" in args.rest:
+        print("amct_ops bench: error: --all --npu-estimate runs every SOC and takes neither --soc, --json, --plot, "
+              "--plot-dir nor --readme", file=sys.stderr)
+        return EXIT_FAIL
+    command = " ".join(["python -m amct_ops bench --all --npu-estimate"] + list(args.rest)
+                       + (["--markdown"] if args.markdown else []) + (["--output", args.output] if args.output else []))
+    document = _estimatepage.collect(
+        command, _bench_modules(), _bench_payload, args.rest,
+        progress=lambda what: print(f"amct_ops bench --all --npu-estimate: {what} ...", file=sys.stderr))
+    if not args.markdown:
+        text = json.dumps(document, indent=1) + "\n"
+    else:
+        text = _estimatepage.render(document)
+        if args.output:
+            _write_text(results_path(args.output), json.dumps(document, indent=1) + "\n")
+    if args.output:
+        _write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return document["exit_code"]
+
+
 # ----------------------------------------------------------------------------------------------
 # entry point
 # ----------------------------------------------------------------------------------------------
@@ -1027,6 +1066,7 @@ def _bench_all_args(argv):
     p.add_argument("--plot-dir", default=None)
     p.add_argument("--readme", default=None)
     p.add_argument("--render", default=None)
+    p.add_argument("--npu-estimate", action="store_true")
     args, rest = p.parse_known_args(argv)
     args.op, args.rest = None, rest
     return args
@@ -1062,6 +1102,9 @@ def _parser():
     pb.add_argument("--render", metavar="RESULTS_JSON", default=None,
                     help="with --all: measure nothing; render the page (--output) and the --readme summary "
                          "from a results document written by an earlier --all --markdown --output run")
+    pb.add_argument("--npu-estimate", action="store_true",
+                    help="with --all: every package's --npu-estimate for every SOC; with --markdown the page "
+                         "docs/npu_estimates.md (and, with --output X.md, its results document X.json)")
     pb.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
 

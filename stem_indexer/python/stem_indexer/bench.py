@@ -261,6 +261,8 @@ def npu_estimate(args):
     cases_mm = [(f"{t // 1024}K tokens", NQ * (t // 128), _mean_visible(t // 128, causal)) for t in sizes]
     cases_mm.append((f"decode B={DECODE_BATCH} kv {DECODE_KV // 1024}K", DECODE_BATCH * NQ, DECODE_KV // 128))
     fused = {r["case"]: r["estimate_us"] for r in out["results"]}
+    fused_records = {r["case"]: r for r in out["results"]}
+    bar_case = f"{MATMUL_BAR[0] // 1024}K tokens"  # the bar's case: causal prefill at MATMUL_BAR's tokens
     for label, m, n in cases_mm:
         record = json.loads(torch.ops.amct._sim_matmul_estimate(args.soc, m, 2048, n))
         out["tables"][0]["rows"] += bu._estimate_rows(f"{label}: bare score matmul {m}x2048x{n}", [record])
@@ -269,6 +271,9 @@ def npu_estimate(args):
             out["notes"].append(f"{label}: fused kernel / bare score matmul = {fused[label]:.4g} / "
                                 f"{record['estimate_us']:.4g} us = {fused[label] / record['estimate_us']:.3g}x "
                                 "(bar at 128K causal: <= 1.5x).")
+        if label == bar_case and label in fused_records:
+            out["bars"].append(bu.estimate_bar(f"stem_indexer {bar_case} causal prefill vs the bare score matmul",
+                                               fused_records[label], record, MATMUL_BAR[1], args.soc))
     return out
 
 
