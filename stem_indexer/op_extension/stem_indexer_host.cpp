@@ -546,9 +546,9 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   const uint64_t repeats = w / 64;
   auto r32 = [](uint64_t v) { return roundUp(v, 32); };
   uint64_t bytes = 4 * n + 4 * amct_stem::kChunk;  // the score and vbias chunks
-  bytes += 2 * 4 * n;                              // two chunk scratch buffers
-  bytes += 2 * 4 * groupRows * w;                  // the group's hi digits and scores
-  bytes += 3 * 4 * w;                              // lo (also the emission slots), scratch, index ramp
+  bytes += 4 * n;                                  // a chunk scratch buffer
+  bytes += 4 * groupRows * w;                      // the group's scores
+  bytes += 4 * 4 * w;                              // hi, lo (also the emission slots), scratch, index ramp
   bytes += kMasks * (std::max(w, n) / 8);          // compare masks
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4) + r32(repeats * 4);  // sums, counts
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets

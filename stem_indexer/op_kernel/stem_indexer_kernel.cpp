@@ -14,7 +14,7 @@
 // kernel writes the prefix and L of every row of its tiles: 0..vis-1 on short rows, [0..3] ++
 // ascending(TopK) ++ [vis-4 .. vis-1] on Top-K rows, never more than min(maxKb, K' + 8) elements.
 //
-// Top-K rows, in groups of up to groupRows (<= 16) rows of one tile whose qflat rows lie at one
+// Top-K rows, in groups of up to groupRows (<= 32: half a 64-row tile) rows of one tile whose qflat rows lie at one
 // stride (a group ends where the stride would change):
 //   1. Per 256-block chunk of the group's visible range, the vector block requests the cube's
 //      score matmul (the Matmul API's KFC form, MIX 1:2: the AIV calls it, the AIC serves): the
@@ -23,7 +23,9 @@
 //      DMA'd beside it. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
 //      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
-//      precision 2 rounds s to bf16 (RNE) by integer steps on its bits. The masks, compares and
+//      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
+//      bits 0xFFFFFFFF (an integer Or), so that a row needs only its scores in UB (4 bytes per
+//      key block, rowLanes >= maxKb) and no masks. The masks, compares and
 //      the rounding depend on no mode, but Muls / Add are fp32 vector arithmetic: a subnormal
 //      dot * 2^-6, vbias or s needs IEEE subnormals, and a vector unit that flushes them scores
 //      those lanes 0 (docs/stem_indexer.md; the sim's flush switch shows it,
@@ -31,7 +33,8 @@
 //   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
 //      first. NaN has hi = -32768 (the lowest key); lanes that are not candidates get -32769 and
-//      are never counted. The row keeps hi and s of all its lanes in UB (rowLanes >= maxKb).
+//      are never counted. hi is built from the row's scores when the row is selected: the
+//      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares and a count) searched by bisection alternating with interpolation, ended by a
 //      scalar pass over at most 16 lanes; then, only when the K-th key's hi bucket is split, the
@@ -237,8 +240,7 @@ class StemIndexer {
     pipe->InitBuffer(scoreQue_, 1, n * 4);
     pipe->InitBuffer(biasQue_, 1, kChunk * 4);
     pipe->InitBuffer(chunkA_, n * 4);
-    pipe->InitBuffer(chunkB_, n * 4);
-    pipe->InitBuffer(hiBuf_, t_.groupRows * w * 4);
+    pipe->InitBuffer(hiBuf_, w * 4);  // the hi digits of the row being selected
     pipe->InitBuffer(sBuf_, t_.groupRows * w * 4);
     pipe->InitBuffer(loBuf_, w * 4);
     pipe->InitBuffer(scratchBuf_, w * 4);
@@ -414,9 +416,9 @@ class StemIndexer {
     count_ = 0;
   }
 
-  // Keys of lanes [c0, c0 + 256) of every row of the group into hi_ / s_ (row q at q * rowLanes).
+  // Scores of lanes [c0, c0 + 256) of every row of the group into s_ (row q at q * rowLanes).
   // The lanes [c0, c0 + cols) up to the widest row's candidates are scored; the rest of the
-  // chunk rows are zeroed (and masked as non-candidates by Scores).
+  // chunk rows are zeroed (and marked unscored, as non-candidates).
   __aicore__ inline void ChunkKeys(uint32_t c0, uint32_t visMax) {
     const uint32_t rowsN = count_ * kChunk;
     LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
@@ -434,11 +436,8 @@ class StemIndexer {
     for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], cols);
     ZeroTail(bv, cols);
     Scores(sv, bv, c0, rowsN);
-    Keys(sv, rowsN);
-    for (uint32_t q = 0; q < count_; ++q) {
-      DataCopy(hi_[q * t_.rowLanes + c0], chunkB_.Get<float>()[q * kChunk], kChunk);
-      DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
-    }
+    MarkUnscored(sv, rowsN);
+    for (uint32_t q = 0; q < count_; ++q) DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
     scoreQue_.FreeTensor(sv);
     biasQue_.FreeTensor(bv);
   }
@@ -520,25 +519,48 @@ class StemIndexer {
     ShiftLeft(bits, bits, uint32_t(16), cnt);
   }
 
-  // chunkB_ = the hi digit of the key of s (see the file comment). With r = the fp32 bits of s
-  // shifted right by 16 (arithmetic): hi = r for a clear sign bit, and ~(|bits| >> 16) = -r - 32769
-  // for a set one (-0.0 gives -1, below +0.0's 0); NaN -32768, not a candidate -32769.
-  __aicore__ inline void Keys(const LocalTensor<float>& s, uint32_t lanes) {
+  // The lanes Scores left unscored (Mask(kNotNaN) clear: not candidates, or NaN; s = +0 there)
+  // get the bits 0xFFFFFFFF, which RowKeys maps to NaN's hi digit: a row keeps only its scores in
+  // UB, not its masks. Integer steps only (a 0 / -1 from a Select, cast exactly to int32, then Or
+  // into the zero bits): no vector arithmetic ever reads the pattern as a float.
+  __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
-    LocalTensor<float> a = chunkA_.Get<float>();
-    LocalTensor<float> hi = chunkB_.Get<float>();
+    LocalTensor<float> f = chunkA_.Get<float>();
+    Duplicate(f, 0.0f, cnt);
+    Select(f, Mask(kNotNaN), f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // 0 or -1 (all bits set), exact
+    Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
+  }
+
+  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (lo_ holds
+  // the index ramp meanwhile).
+  __aicore__ inline void CandidateMask(uint32_t vis, uint32_t lanes) {
+    CreateVecIndex(lo_, 0.0f, lanes);
+    Compares(Mask(kRange), lo_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
+    Compares(Mask(kAux), lo_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
+    AndMask(kRange, kAux, lanes);
+  }
+
+  // hi_ = the hi digit of the key of the row's scores s (see the file comment), built when the row
+  // is selected. With r = the fp32 bits of s shifted right by 16 (arithmetic): hi = r for a clear
+  // sign bit, and ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0). An
+  // unscored lane (bits 0xFFFFFFFF, MarkUnscored) has r = -1, so hi = -32768, NaN's digit (no
+  // score has it: its bits would be a NaN); the lanes outside the candidates then get -32769.
+  __aicore__ inline void RowKeys(const LocalTensor<float>& s, uint32_t vis, uint32_t lanes) {
+    const int32_t cnt = static_cast<int32_t>(lanes);
+    LocalTensor<float> a = scratch_;
+    CandidateMask(vis, lanes);
     ShiftRight(a.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
-    Cast(hi, a.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // r, exact
-    Compares(Mask(kNegative), hi, 0.0f, CMPMODE::LT, lanes);
-    Muls(a, hi, -1.0f, cnt);
+    Cast(hi_, a.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // r, exact
+    Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
+    Muls(a, hi_, -1.0f, cnt);
     Adds(a, a, -32769.0f, cnt);
-    Select(hi, Mask(kNegative), a, hi, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
-    Select(hi, Mask(kNotNaN), hi, static_cast<float>(kHiNaN), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Select(hi, Mask(kRange), hi, kHiNone, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(hi_, Mask(kNegative), a, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+    Select(hi_, Mask(kRange), hi_, kHiNone, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
   // lo_ = the lo digit of the key of s: the low 16 bits w of the fp32 bits for a clear sign bit,
-  // 65535 - w for a set one (NaN lanes, s = +0 and hi = -32768 < 0, all get 65535: one bucket).
+  // 65535 - w for a set one (the NaN bucket hi = -32768 is never split by lo: Choose ends before).
   __aicore__ inline void LowKeys(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
@@ -558,32 +580,52 @@ class StemIndexer {
     return scratch_;
   }
 
-  // Sum of x[0, lanes) for 0/1 values (exact in fp32): one WholeReduceSum per repeat, then per 64 repeats.
-  __aicore__ inline uint32_t Sum(const LocalTensor<float>& x, uint32_t lanes) {
+  // The sum (of 0/1 values: exact in fp32), largest or smallest of x[0, lanes): one reduction per
+  // repeat, then per 64 repeats, and the scalar unit combines the last few.
+  template <Reduce kind>
+  __aicore__ inline float ReduceAll(const LocalTensor<float>& x, uint32_t lanes) {
     LocalTensor<float> part = partBuf_.Get<float>();
     LocalTensor<float> part2 = part2Buf_.Get<float>();
     const uint32_t repeats = lanes / kRepeatLanes;
-    ReduceEachRepeat<Reduce::kSum>(part, x, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats), 1, 1, 8);
-    if (repeats <= kScalarSumRepeats) {  // a few partial sums: the scalar unit adds them
-      WaitForPipe<HardEvent::V_S>();
-      float total = 0.0f;
-      for (uint32_t r = 0; r < repeats; ++r) total += part.GetValue(r);
-      WaitForPipe<HardEvent::S_V>();
-      return static_cast<uint32_t>(total);
-    }
-    const uint32_t full = repeats / kRepeatLanes;
-    const uint32_t rest = repeats % kRepeatLanes;
-    if (full > 0) {
-      ReduceEachRepeat<Reduce::kSum>(part2, part, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(full), 1, 1, 8);
-    }
-    if (rest > 0) {
-      ReduceEachRepeat<Reduce::kSum>(part2[full], part[full * kRepeatLanes], static_cast<int32_t>(rest), 1, 1, 1, 8);
+    const AscendC::ReduceOrder order = AscendC::ReduceOrder::ORDER_ONLY_VALUE;
+    ReduceEachRepeat<kind>(part, x, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats), 1, 1, 8, order);
+    LocalTensor<float> last = part;
+    uint32_t values = repeats;
+    if (repeats > kScalarSumRepeats) {  // more than a few partial results: one more vector level
+      const uint32_t full = repeats / kRepeatLanes;
+      const uint32_t rest = repeats % kRepeatLanes;
+      if (full > 0) {
+        ReduceEachRepeat<kind>(part2, part, static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(full), 1, 1, 8,
+                               order);
+      }
+      if (rest > 0) {
+        ReduceEachRepeat<kind>(part2[full], part[full * kRepeatLanes], static_cast<int32_t>(rest), 1, 1, 1, 8, order);
+      }
+      last = part2;
+      values = full + (rest > 0 ? 1u : 0u);
     }
     WaitForPipe<HardEvent::V_S>();
-    float total = 0.0f;
-    for (uint32_t i = 0; i < full + (rest > 0 ? 1u : 0u); ++i) total += part2.GetValue(i);
+    float total = last.GetValue(0);
+    for (uint32_t i = 1; i < values; ++i) {
+      const float v = last.GetValue(i);
+      total = kind == Reduce::kSum ? total + v : (kind == Reduce::kMax ? (v > total ? v : total) : (v < total ? v : total));
+    }
     WaitForPipe<HardEvent::S_V>();
-    return static_cast<uint32_t>(total);
+    return total;
+  }
+
+  __aicore__ inline uint32_t Sum(const LocalTensor<float>& x, uint32_t lanes) {
+    return static_cast<uint32_t>(ReduceAll<Reduce::kSum>(x, lanes));
+  }
+
+  // The range [lowest, highest] of the digits v of the lanes in Mask(slot) (others ignored):
+  // Rank's starting bracket, so that the search spans the row's values, not the digit's range.
+  __aicore__ inline void DigitRange(const LocalTensor<float>& v, uint32_t slot, uint32_t lanes, int32_t& lowest,
+                                    int32_t& highest) {
+    Select(scratch_, Mask(slot), v, 65536.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);  // above every digit
+    lowest = static_cast<int32_t>(ReduceAll<Reduce::kMin>(scratch_, lanes));
+    Select(scratch_, Mask(slot), v, -65536.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);  // below every digit
+    highest = static_cast<int32_t>(ReduceAll<Reduce::kMax>(scratch_, lanes));
   }
 
   // Lanes of v that are >= t.
@@ -671,8 +713,10 @@ class StemIndexer {
   // the K chosen lanes among the n candidates of a row. Returns the tie count.
   __aicore__ inline uint32_t Choose(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t n,
                                     uint32_t K, uint32_t lanes) {
-    // count(hi >= -32768) = the n candidates >= K: the lower end needs no count.
-    const Kth h = Rank(hi, kHiNaN, kHiTop, K, n, lanes);
+    // count(hi >= lowest) = the n candidates >= K, nothing lies above highest: no count needed.
+    int32_t lowest = kHiNaN, highest = kHiTop;
+    DigitRange(hi, kRange, lanes, lowest, highest);
+    const Kth h = Rank(hi, lowest, highest, K, n, lanes);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
     if (h.atLeast == K) {  // the whole bucket is taken
@@ -685,7 +729,10 @@ class StemIndexer {
     // The bucket's lo digits, -1 elsewhere.
     LowKeys(hi, s, lanes);
     Select(lo_, Mask(kTie), lo_, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    const Kth l = Rank(lo_, 0, kLoTop, need, h.atLeast - h.above, lanes);
+    const uint32_t bucket = h.atLeast - h.above;
+    int32_t lowest2 = 0, highest2 = kLoTop;
+    if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
+    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes);
     const float tl = static_cast<float>(l.threshold);
     Compares(Mask(kAux), lo_, tl, CMPMODE::GT, lanes);
     OrMask(kTaken, kAux, lanes);
@@ -724,7 +771,9 @@ class StemIndexer {
     if (K == 0) {  // only out-of-contract lengths (a prompt shorter than kv) give K = 0
       Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
     } else {
-      const uint32_t ties = Choose(hi_[q * t_.rowLanes], s_[q * t_.rowLanes], n, K, lanes);
+      const LocalTensor<float> s = s_[q * t_.rowLanes];
+      RowKeys(s, row.vis, lanes);
+      const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
     // The sink and window lanes.
@@ -793,7 +842,6 @@ class StemIndexer {
   TQue<TPosition::VECIN, 1> scoreQue_;
   TQue<TPosition::VECIN, 1> biasQue_;
   TBuf<TPosition::VECCALC> chunkA_;
-  TBuf<TPosition::VECCALC> chunkB_;
   TBuf<TPosition::VECCALC> hiBuf_;
   TBuf<TPosition::VECCALC> sBuf_;
   TBuf<TPosition::VECCALC> loBuf_;

@@ -18,7 +18,7 @@ constexpr uint32_t kWindow = 4;          // window_size: always selected
 constexpr uint32_t kMaxK = 256;          // cap on the dynamic count
 constexpr uint32_t kChunk = 256;         // key blocks per score chunk (the metadata's s2 tile)
 constexpr uint32_t kMTile = 64;          // rows per m tile (group-major rows r = g * Qb + s1)
-constexpr uint32_t kMaxGroupRows = 16;   // Top-K rows whose keys are built together: one cube fractal of M
+constexpr uint32_t kMaxGroupRows = 32;   // Top-K rows scored by one matmul: half of a 64-row tile (a vector core's share)
 constexpr uint32_t kSubBlocks = 2;       // vector cores per cube core (MIX 1:2)
 constexpr uint32_t kDim = 2048;          // elements of a qflat / kflat row (the dot products' K)
 // Metadata layout (docs/stem_indexer.md §6), in int32 words.

@@ -250,8 +250,8 @@ def npu_estimate(args):
                       q, k, v, ql, kl, metadata=m, causal=causal, alpha=args.alpha)))
     out = bu.npu_estimate_tables(
         cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel per call",
-        notes=["stem_indexer: the fused MIX 1:2 kernel whole: per group of up to 16 Top-K rows and 256-block "
-               "chunk the AIV's score matmul (KFC form: bf16 query rows x key rows, fp32 C into its UB, "
+        notes=["stem_indexer: the fused MIX 1:2 kernel whole: per group of up to 32 Top-K rows (half a 64-row "
+               "tile) and 256-block chunk the AIV's score matmul (KFC form: bf16 query rows x key rows, fp32 C into its UB, "
                "synchronous, so the AIV waits for the cube), then vbias, keys, Top-K select and GatherMask "
                "emission on the AIV; 'bound' of a MIX row is the busiest pipe of any of its cores.",
                "stem_indexer 'bare score matmul' rows: torch.ops.amct._sim_matmul_estimate of one plain bf16 "
