@@ -199,9 +199,9 @@ inline int32_t largestLane(const VecI& v) {
 inline void storeCodeBytes(const VecI (&bytes)[kChunks], uint8_t* codes) {
 #if defined(CPU_CAPABILITY_AVX2)
   static_assert(kChunks == 2, "AVX2: 16 code bytes in two vectors of 8 lanes");
-  // With A = bytes[0], B = bytes[1] (packus works within each 128-bit half):
-  // 16-bit A0-3 B0-3 | A4-7 B4-7, then 8-bit A0-3 B0-3 (twice) | A4-7 B4-7 (twice),
-  // then the low 128 bits A0-3 B0-3 A4-7 B4-7, reordered by one byte shuffle.
+  // With a = bytes[0], b = bytes[1] (packus works within each 128-bit half):
+  // 16-bit a0-3 b0-3 | a4-7 b4-7, then 8-bit a0-3 b0-3 (twice) | a4-7 b4-7 (twice),
+  // then the low 128 bits a0-3 b0-3 a4-7 b4-7, reordered by one byte shuffle.
   const __m256i words = _mm256_packus_epi32(bytes[0], bytes[1]);
   const __m256i packed = _mm256_packus_epi16(words, words);
   const __m128i joined = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
