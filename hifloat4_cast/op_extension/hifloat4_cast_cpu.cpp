@@ -32,6 +32,7 @@
 #include <tuple>
 
 #include "hifloat4_cast_cpu.h"
+#include "amct_cpu_simd.h"
 #include "hifloat4_cast_simd.h"
 
 namespace amct {
@@ -422,7 +423,7 @@ inline void packBlockOf(const T* in, uint8_t* value, const float* mRow, const Lo
       even = bitsOf(e);
       odd = bitsOf(o);
     }
-    storeLowBytes(even | (odd << splat(4)), value + k * W);
+    simd::CPU_CAPABILITY::storeLowBytes(even | (odd << splat(4)), value + k * W);
   }
 }
 

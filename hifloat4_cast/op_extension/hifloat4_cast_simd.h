@@ -5,8 +5,7 @@
 // * lookup: a per-lane permute of one vector by an index vector (vpermps). It spreads the 16
 //   per-subgroup factors of a block over the block's elements, one instruction per vector;
 //   at::vec has only fixed interleaves and a gather through memory, which was slower.
-// * storeLowBytes: the low byte of every 32-bit lane, stored (vpmovdb; AVX2 byte shuffles):
-//   pack's nibble bytes. at::vec has no narrowing store between integer widths.
+// * (storeLowBytes, pack's nibble bytes, is shared with MXFP4: common/op_host/amct_cpu_simd.h.)
 // * absMin: min(|v|, limit) in one AVX-512 instruction (vrangeps) instead of an and and a min; it
 //   is on the per-element path of every code.
 //
@@ -59,24 +58,6 @@ inline at::vec::Vectorized<float> absMin(const at::vec::Vectorized<float>& v, co
   limit.store(b);
   for (int i = 0; i < n; ++i) a[i] = std::fabs(a[i]) < b[i] ? std::fabs(a[i]) : b[i];
   return at::vec::Vectorized<float>::loadu(a);
-#endif
-}
-
-// Stores the low byte of every lane of v to p[0 .. size).
-inline void storeLowBytes(const at::vec::Vectorized<int32_t>& v, uint8_t* p) {
-#if defined(CPU_CAPABILITY_AVX512)
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
-#elif defined(CPU_CAPABILITY_AVX2)
-  const __m256i bytes = _mm256_shuffle_epi8(
-      v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1,
-                          -1, -1, -1, -1, -1, -1, -1));
-  const __m128i lo = _mm256_castsi256_si128(bytes), hi = _mm256_extracti128_si256(bytes, 1);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_unpacklo_epi32(lo, hi));
-#else
-  constexpr int n = at::vec::Vectorized<int32_t>::size();
-  int32_t lanes[n];
-  v.store(lanes);
-  for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(lanes[i]);
 #endif
 }
 

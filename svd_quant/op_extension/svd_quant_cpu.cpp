@@ -34,11 +34,8 @@
 #include <initializer_list>
 #include <limits>
 
+#include "amct_cpu_simd.h"
 #include "amct_parallel.h"
-
-#if defined(CPU_CAPABILITY_AVX2)
-#include <immintrin.h>
-#endif
 
 namespace amct {
 namespace mxfp4 {
@@ -192,24 +189,11 @@ inline int32_t largestLane(const VecI& v) {
 #endif
 }
 
-// The block's kPairs code bytes, one per 32-bit lane of bytes[0], bytes[1], ... (each 0..255).
-// at::vec::convert<int8_t> of an int32 vector has no AVX2 specialisation (a scalar loop through
-// memory, the quantizer's hot spot on AVX2 machines), so AVX2 packs with two saturating packs
-// (exact: every lane is already 0..255) and one lane permute.
+// The block's code bytes, one per 32-bit lane of bytes[0], bytes[1], ... (each 0..255), stored by
+// the shared narrowing store (amct_cpu_simd.h: at::vec::convert<int8_t> of int32 is a scalar loop
+// through memory on AVX2, which was the quantizer's hot spot there).
 inline void storeCodeBytes(const VecI (&bytes)[kChunks], uint8_t* codes) {
-#if defined(CPU_CAPABILITY_AVX2)
-  static_assert(kChunks == 2, "AVX2: 16 code bytes in two vectors of 8 lanes");
-  // With a = bytes[0], b = bytes[1] (packus works within each 128-bit half):
-  // 16-bit a0-3 b0-3 | a4-7 b4-7, then 8-bit a0-3 b0-3 (twice) | a4-7 b4-7 (twice),
-  // then the low 128 bits a0-3 b0-3 a4-7 b4-7, reordered by one byte shuffle.
-  const __m256i words = _mm256_packus_epi32(bytes[0], bytes[1]);
-  const __m256i packed = _mm256_packus_epi16(words, words);
-  const __m128i joined = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
-  const __m128i ordered = _mm_shuffle_epi8(joined, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(codes), ordered);
-#else
-  for (int c = 0; c < kChunks; ++c) at::vec::convert<int8_t>(bytes[c]).store(codes + c * kLanes, kLanes);
-#endif
+  for (int c = 0; c < kChunks; ++c) simd::CPU_CAPABILITY::storeLowBytes(bytes[c], codes + c * kLanes);
 }
 
 template <typename T, amct_mxfp4::Mxfp4RoundMode Mode>
