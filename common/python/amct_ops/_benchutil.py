@@ -226,6 +226,29 @@ def measure_bars(groups, runs, repeat=10, warmup=2, min_sample_s=0.002, sync=Non
     return ratios
 
 
+def faults_per_call(fns, calls=5):
+    """Minor page faults and seconds per call of each callable: ``{name: (faults, seconds)}``, the
+    medians over ``calls`` calls of each, interleaved, after one untimed call each (Linux: the
+    process's ``ru_minflt``; ``None`` where ``resource`` is missing). A fresh output that faults
+    on its first write costs a fault per page, one that reuses freed memory none."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    for fn in fns.values():
+        fn()
+    faults = {name: [] for name in fns}
+    times = {name: [] for name in fns}
+    for _ in range(calls):
+        for name, fn in fns.items():
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+            faults[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    return {name: (int(statistics.median(faults[name])), statistics.median(times[name])) for name in fns}
+
+
 def bar_record(package, bar, threads, ratios):
     """One measured bar as a JSON-serialisable dict (min / median / max over the runs)."""
     ordered = sorted(ratios)

@@ -203,27 +203,12 @@ FAULT_CALLS = 5
 
 def _fault_table(args):
     """Minor page faults and time per call at 16M bf16 (Linux, CPU): what a fresh output costs."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    import statistics
-    import time
-
     x, codes, y8 = _inputs(BAR_SIZE, torch.bfloat16, args.device, args.seed)
     kernels = _kernels(x, codes, y8, torch.bfloat16, emulated=False)
-    faults = {k: [] for k, _ in FAULT_KERNELS}
-    times = {k: [] for k, _ in FAULT_KERNELS}
-    for k, _ in FAULT_KERNELS:
-        kernels[k][0]()
-    for _ in range(FAULT_CALLS):
-        for k, _ in FAULT_KERNELS:
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            start = time.perf_counter()
-            kernels[k][0]()
-            times[k].append(time.perf_counter() - start)
-            faults[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-    rows = [[label, int(statistics.median(faults[k])), statistics.median(times[k]) * 1e3] for k, label in FAULT_KERNELS]
+    counted = bu.faults_per_call({k: kernels[k][0] for k, _ in FAULT_KERNELS}, FAULT_CALLS)
+    if counted is None:
+        return None
+    rows = [[label, counted[k][0], counted[k][1] * 1e3] for k, label in FAULT_KERNELS]
     return {"title": f"page faults of fresh outputs: 16M bfloat16, {torch.get_num_threads()} torch thread(s), median of "
                      f"{FAULT_CALLS} calls",
             "columns": ["call", "minor page faults per call", "ms per call"], "rows": rows}
