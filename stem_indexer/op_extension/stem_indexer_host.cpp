@@ -554,7 +554,6 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4) + r32(repeats * 4);  // sums, counts
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
   bytes += 32;                                     // one length
-  bytes += 4 * groupRows * amct_stem::kShareN;     // the shared matmul's output part
   return bytes;
 }
 
@@ -562,8 +561,8 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
 // GetTensorC into UB, whose rows are baseN apart while the chunk rows are 256 apart): any other
 // block would drop or misplace scores. scoreTiling asks for this block (SetFixSplit); a GetTiling
 // that returns another anyway is refused here, naming what it returned.
-static void checkScoreTiling(const TCubeTiling& t, int32_t rows, int32_t n) {
-  const int32_t k = static_cast<int32_t>(amct_stem::kDim);
+static void checkScoreTiling(const TCubeTiling& t, int32_t rows) {
+  const int32_t n = static_cast<int32_t>(amct_stem::kChunk), k = static_cast<int32_t>(amct_stem::kDim);
   TORCH_CHECK(t.baseM >= rows && t.baseN == n && t.singleCoreM >= rows && t.singleCoreN >= n && t.singleCoreK >= k,
               kOp, ": the score Matmul tiling is not one base tile per group chunk (the kernel needs baseM >= ", rows,
               ", baseN == ", n, ", singleCoreM >= ", rows, ", singleCoreN >= ", n, ", singleCoreK >= ", k,
@@ -579,31 +578,29 @@ static matmul_tiling::PlatformInfo kernelPlatform() {
   return p;
 }
 
-// The group score matmul's tiling: A (rows x 2048) bf16, B (n x 2048) bf16 transposed, C fp32
+// The group score matmul's tiling: A (rows x 2048) bf16, B (256 x 2048) bf16 transposed, C fp32
 // in the AIV's UB (VECIN); the kernel sets each call's M, N and A's row stride (SetOrgShape, SetTail).
-// n: a chunk (256, the plain matmul) or kShareN (the shared one, one base tile: its B part is
-// loaded once for both vector cores only when it is a full base block).
-static TCubeTiling scoreTiling(uint32_t rows, uint32_t keys) {
+static TCubeTiling scoreTiling(uint32_t rows) {
   using namespace matmul_tiling;
   MatmulApiTiling api(kernelPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, true);
   api.SetCType(TPosition::VECIN, CubeFormat::ND, DataType::DT_FLOAT);
   api.SetBias(false);
-  const int32_t m = static_cast<int32_t>(rows), n = static_cast<int32_t>(keys);
+  const int32_t m = static_cast<int32_t>(rows), n = static_cast<int32_t>(amct_stem::kChunk);
   const int32_t k = static_cast<int32_t>(amct_stem::kDim);
   api.SetShape(m, n, k);
   api.SetOrgShape(m, n, k);
   api.SetBufferSpace(-1, -1, -1);
   // The base block the kernel's UB layout needs, asked for rather than left to GetTiling's cost
   // model (a test may force another baseN: a CANN that chose differently).
-  const int64_t forcedBaseN = keys == amct_stem::kChunk ? gScoreBaseN.load() : 0;
+  const int64_t forcedBaseN = gScoreBaseN.load();
   const int32_t baseM = (m + 15) / 16 * 16, baseN = forcedBaseN > 0 ? static_cast<int32_t>(forcedBaseN) : n;
   TORCH_CHECK(api.SetFixSplit(baseM, baseN, -1) == 0, kOp, ": the score Matmul tiling refused the base block ", baseM,
               " x ", baseN);
   TCubeTiling tiling{};
   TORCH_CHECK(api.GetTiling(tiling) != -1, kOp, ": the score Matmul tiling failed for m ", m, ", n ", n, ", k ", k);
-  checkScoreTiling(tiling, m, n);
+  checkScoreTiling(tiling, m);
   return tiling;
 }
 
@@ -649,8 +646,7 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   t.biasMedium = static_cast<int32_t>(attrs.biasMedium);
   t.biasLarge = static_cast<int32_t>(attrs.biasLarge);
   t.metadataWords = static_cast<uint64_t>(metadataWords);
-  t.cube = scoreTiling(rows, amct_stem::kChunk);
-  t.cubeShared = scoreTiling(rows, amct_stem::kShareN);
+  t.cube = scoreTiling(rows);
   return t;
 }
 

@@ -211,16 +211,10 @@ using QueryType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t>;
 using KeyType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t, true>;
 using ScoreType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
 using ScoreMatmul = Matmul<QueryType, KeyType, ScoreType, ScoreType>;
-// The shared score matmul: B (the keys) marked ibShare, with the IBShare template (docs: Matmul
-// 使用说明.md IBSHARE, MatmulConfig.md): the two AIVs of a split tile score the same keys, and
-// their paired IterateAll requests load each kShareN-key part into the AIC's L1 once for both.
-using SharedKeyType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t, true, LayoutMode::NONE, true>;
-using SharedScoreMatmul = Matmul<QueryType, SharedKeyType, ScoreType, ScoreType, CFG_IBSHARE_NORM>;
 
 class StemIndexer {
  public:
   ScoreMatmul mm;  // registered by the kernel entry (REGIST_MATMUL_OBJ) before Init
-  SharedScoreMatmul mmShared;  // likewise
 
   __aicore__ inline void Init(GM_ADDR qflat, GM_ADDR kflat, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens,
                               GM_ADDR prompt, GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t,
@@ -260,7 +254,6 @@ class StemIndexer {
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
     pipe->InitBuffer(seqBuf_, 32);
-    pipe->InitBuffer(partQue_, 1, t_.groupRows * amct_stem::kShareN * 4);
     hi_ = hiBuf_.Get<float>();
     s_ = sBuf_.Get<float>();
     lo_ = loBuf_.Get<float>();
@@ -292,7 +285,6 @@ class StemIndexer {
       for (uint32_t c = aic_; c < amct_stem::kSlots; c += t_.aicNum) Slot(s, c);
     }
     mm.End();
-    mmShared.End();
   }
 
  private:
@@ -374,14 +366,6 @@ class StemIndexer {
     const uint64_t ra = r0 + (whole || sub_ == 0 ? 0 : firstHalf), rb = r0 + (whole || sub_ == 0 ? firstHalf : mRows);
     biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;  // also item bn2's first key row
     count_ = 0;
-    // A split tile of one head whose halves fit one group each scores its keys with the shared
-    // matmul: both vector cores decide this, and the tile's widest row, from the tile alone. Within
-    // one head the Top-K rows are a suffix of s1 (vis - K grows with s1: vis by 1, K never), so each
-    // half's Top-K rows are consecutive qflat rows: one group, never split by a stride change.
-    const uint64_t last = r0 + mRows - 1;
-    shareTile_ = !whole && r0 / l.Qb == last / l.Qb && firstHalf <= t_.groupRows;
-    shareDone_ = false;
-    tileVis_ = VisibleBlocks(static_cast<int64_t>(last % l.Qb), l);
     for (uint64_t r = ra; r < rb; ++r) {
       const uint64_t g = r / l.Qb, s1 = r % l.Qb;
       const uint64_t h = n * t_.group + g;
@@ -402,11 +386,7 @@ class StemIndexer {
       group_[count_++] = GroupRow{outRow, vis, static_cast<uint32_t>(K)};
       if (count_ == t_.groupRows) Group();
     }
-    if (shareTile_ && !shareDone_) {
-      Group();  // also with no rows here: the other half's requests need their partners
-    } else if (count_ > 0) {
-      Group();
-    }
+    if (count_ > 0) Group();
   }
 
   // L of row outRow.
@@ -431,20 +411,7 @@ class StemIndexer {
     uint32_t visMax = 0;
     for (uint32_t q = 0; q < count_; ++q) visMax = group_[q].vis > visMax ? group_[q].vis : visMax;
     const uint32_t chunks = (visMax + kChunk - 1) / kChunk;  // the key buffers cover [0, vis) of every row
-    if (shareTile_) {
-      // Both halves walk the tile's chunks: this half scores its own, and keeps the rest paired.
-      shareDone_ = true;
-      const uint32_t tileChunks = (tileVis_ + kChunk - 1) / kChunk;
-      for (uint32_t c = 0; c < tileChunks; ++c) {
-        if (c < chunks) {
-          ChunkKeysShared(c * kChunk, visMax);
-        } else {
-          FakeParts(c * kChunk);
-        }
-      }
-    } else {
-      for (uint32_t c = 0; c < chunks; ++c) ChunkKeys(c * kChunk, visMax);
-    }
+    for (uint32_t c = 0; c < chunks; ++c) ChunkKeys(c * kChunk, visMax);
     for (uint32_t q = 0; q < count_; ++q) SelectRow(q);
     count_ = 0;
   }
@@ -453,6 +420,7 @@ class StemIndexer {
   // The lanes [c0, c0 + cols) up to the widest row's candidates are scored; the rest of the
   // chunk rows are zeroed (and marked unscored, as non-candidates).
   __aicore__ inline void ChunkKeys(uint32_t c0, uint32_t visMax) {
+    const uint32_t rowsN = count_ * kChunk;
     LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
     LocalTensor<float> bias = biasQue_.AllocTensor<float>();
     const uint32_t candEnd = visMax - amct_stem::kWindow;  // the widest row's candidates end here
@@ -461,86 +429,6 @@ class StemIndexer {
       LoadPadded(bias, biasGm_[biasOffset_ + c0], cols);
       ScoreChunk(sc, c0, cols);
     }
-    FinishChunk(sc, bias, c0, cols);
-  }
-
-  // A shared tile's chunk c0 for this half's group (widest row visMax): the tile's scored lanes of
-  // the chunk (TileCols: the same on both halves) by the shared matmul's paired requests when this
-  // half has candidates in the chunk, else fakes in their place. Lanes beyond this half's
-  // candidates are scored too and then masked by Scores, as the zeros of the plain path are.
-  __aicore__ inline void ChunkKeysShared(uint32_t c0, uint32_t visMax) {
-    LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
-    LocalTensor<float> bias = biasQue_.AllocTensor<float>();
-    const uint32_t candEnd = visMax - amct_stem::kWindow;
-    const uint32_t cols = candEnd > c0 ? TileCols(c0) : 0u;
-    if (cols > 0) {
-      LoadPadded(bias, biasGm_[biasOffset_ + c0], cols);
-      ScoreParts(sc, c0, cols);
-    } else {
-      FakeParts(c0);
-    }
-    FinishChunk(sc, bias, c0, cols);
-  }
-
-  // Lanes [c0, c0 + TileCols) of a chunk up to the tile's widest row's candidates: what both halves
-  // of a shared tile request (kShareN-key parts by the shared matmul, the rest by the plain one).
-  __aicore__ inline uint32_t TileCols(uint32_t c0) {
-    const uint32_t candEnd = tileVis_ > amct_stem::kWindow ? tileVis_ - amct_stem::kWindow : 0u;
-    return candEnd > c0 ? Min(candEnd - c0, kChunk) : 0u;
-  }
-
-  // This half has no rows scored in chunk c0: one fake request per shared part keeps the other
-  // half's requests paired (IterateAll.md, fakeMsg: no computation; C is not written).
-  __aicore__ inline void FakeParts(uint32_t c0) {
-    const uint32_t parts = TileCols(c0) / amct_stem::kShareN;
-    for (uint32_t p = 0; p < parts; ++p) mmShared.IterateAll(biasGm_, 0, false, false, /*fakeMsg=*/true);
-  }
-
-  // Chunk scores into sc (row q at q * 256) as ScoreChunk's, for lanes [c0, c0 + cols): the partial
-  // part beyond the last full kShareN part first by the plain matmul (GetTensorC rows are its baseN
-  // = 256 apart, the chunk's layout), then each full part by a paired IterateAll of the shared one
-  // into partQue_ (rows kShareN apart), copied to its lanes of each row by the vector unit (after the
-  // plain part's MTE2-like write, which the part queue's edge orders before the copies).
-  __aicore__ inline void ScoreParts(const LocalTensor<float>& sc, uint32_t c0, uint32_t cols) {
-    constexpr uint32_t kPart = amct_stem::kShareN;
-    const uint32_t parts = cols / kPart, tail = cols - parts * kPart;
-    if (tail > 0) ScoreKeys(mm, sc[parts * kPart], c0 + parts * kPart, tail, false);
-    for (uint32_t p = 0; p < parts; ++p) {
-      LocalTensor<float> part = partQue_.AllocTensor<float>();
-      ScoreKeys(mmShared, part, c0 + p * kPart, kPart, true);
-      partQue_.EnQue(part);
-      part = partQue_.DeQue<float>();
-      for (uint32_t q = 0; q < count_; ++q) DataCopy(sc[q * kChunk + p * kPart], part[q * kPart], kPart);
-      partQue_.FreeTensor(part);
-    }
-  }
-
-  // One request of matmul `m`: the group's query rows times key blocks [k0, k0 + n) into dst,
-  // by IterateAll (the shared matmul's paired form) or one Iterate / GetTensorC.
-  template <class MM>
-  __aicore__ inline void ScoreKeys(MM& m, const LocalTensor<float>& dst, uint32_t k0, uint32_t n, bool all) {
-    const uint64_t first = group_[0].outRow * kDim;
-    const uint64_t stride = count_ > 1 ? (group_[1].outRow - group_[0].outRow) * kDim : kDim;
-    GlobalTensor<bfloat16_t> q;
-    q.SetGlobalBuffer(qBase_ + first, (count_ - 1) * stride + kDim);
-    GlobalTensor<bfloat16_t> k;
-    k.SetGlobalBuffer(kBase_ + (biasOffset_ + k0) * kDim, static_cast<uint64_t>(n) * kDim);
-    const int32_t rows = static_cast<int32_t>(count_), cols = static_cast<int32_t>(n);
-    m.SetOrgShape(rows, cols, static_cast<int32_t>(stride), static_cast<int32_t>(kDim));
-    m.SetTail(rows, cols, static_cast<int32_t>(kDim));
-    m.SetTensorA(q);
-    m.SetTensorB(k, true);
-    if (all) {
-      m.IterateAll(dst);
-    } else {
-      m.Iterate();
-      m.GetTensorC(dst);
-    }
-  }
-
-  // The rest of a chunk: vbias and scores to the group's score rows (see Scores, MarkUnscored).
-  __aicore__ inline void FinishChunk(LocalTensor<float>& sc, LocalTensor<float>& bias, uint32_t c0, uint32_t cols) {
-    const uint32_t rowsN = count_ * kChunk;
     scoreQue_.EnQue(sc);
     biasQue_.EnQue(bias);
     LocalTensor<float> sv = scoreQue_.DeQue<float>();
@@ -561,7 +449,19 @@ class StemIndexer {
   // SetFixSplit and refuses any other tiling) lands in UB by GetTensorC, synchronously, as an
   // MTE2-like write: the VECIN queue orders the vector pipe after it.
   __aicore__ inline void ScoreChunk(const LocalTensor<float>& sc, uint32_t c0, uint32_t cols) {
-    ScoreKeys(mm, sc, c0, cols, false);
+    const uint64_t first = group_[0].outRow * kDim;
+    const uint64_t stride = count_ > 1 ? (group_[1].outRow - group_[0].outRow) * kDim : kDim;
+    GlobalTensor<bfloat16_t> q;
+    q.SetGlobalBuffer(qBase_ + first, (count_ - 1) * stride + kDim);
+    GlobalTensor<bfloat16_t> k;
+    k.SetGlobalBuffer(kBase_ + (biasOffset_ + c0) * kDim, static_cast<uint64_t>(cols) * kDim);
+    const int32_t rows = static_cast<int32_t>(count_), n = static_cast<int32_t>(cols);
+    mm.SetOrgShape(rows, n, static_cast<int32_t>(stride), static_cast<int32_t>(kDim));
+    mm.SetTail(rows, n, static_cast<int32_t>(kDim));
+    mm.SetTensorA(q);
+    mm.SetTensorB(k, true);
+    mm.Iterate();
+    mm.GetTensorC(sc);
   }
 
   __aicore__ inline void LoadPadded(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint32_t len) {
@@ -928,9 +828,6 @@ class StemIndexer {
   bool split_ = true;     // two vector blocks share each tile
   uint64_t walked_ = 0;  // tiles of this cube core's walk so far
   uint64_t biasOffset_ = 0;
-  bool shareTile_ = false;  // this tile's keys are scored by the shared matmul (Tile)
-  bool shareDone_ = false;  // ... and this half's group has made its requests
-  uint32_t tileVis_ = 0;    // visible blocks of the tile's widest row
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
   __gm__ bfloat16_t* qBase_ = nullptr;
@@ -944,7 +841,6 @@ class StemIndexer {
   GlobalTensor<int32_t> seqGm_;
   TQue<TPosition::VECIN, 1> scoreQue_;
   TQue<TPosition::VECIN, 1> biasQue_;
-  TQue<TPosition::VECIN, 1> partQue_;  // one shared-matmul part (rows kShareN apart)
   TBuf<TPosition::VECCALC> chunkA_;
   TBuf<TPosition::VECCALC> hiBuf_;
   TBuf<TPosition::VECCALC> sBuf_;
@@ -978,8 +874,7 @@ extern "C" __global__ __aicore__ void amct_stem_indexer_kernel(GM_ADDR qflat, GM
   StemTiling t = amct_kernel::LoadTiling<StemTiling>(tiling);
   TPipe pipe;
   StemIndexer op;
-  // The AIC serves its AIVs' requests of both matmuls and returns.
-  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, &t.cube, op.mmShared, &t.cubeShared);
+  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, &t.cube);  // the AIC serves its AIVs' requests and returns
   op.Init(qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
   op.Process();
 }

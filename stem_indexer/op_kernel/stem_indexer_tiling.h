@@ -21,10 +21,6 @@ constexpr uint32_t kMTile = 64;          // rows per m tile (group-major rows r 
 constexpr uint32_t kMaxGroupRows = 32;   // Top-K rows scored by one matmul: half of a 64-row tile (a vector core's share)
 constexpr uint32_t kSubBlocks = 2;       // vector cores per cube core (MIX 1:2)
 constexpr uint32_t kDim = 2048;          // elements of a qflat / kflat row (the dot products' K)
-// Key rows per request of the shared score matmul (IBShare: the two vector cores of a tile score
-// the same keys, loaded into L1 once for both; the shared B must be whole in L1, 512 KB, so a
-// chunk's 256 x 2048 bf16 keys (1 MiB) go as 64-row parts of 256 KB).
-constexpr uint32_t kShareN = 64;
 // Metadata layout (docs/stem_indexer.md §6), in int32 words.
 constexpr uint32_t kHeaderWords = 16;
 constexpr uint32_t kSlots = 36;
@@ -57,10 +53,6 @@ struct StemTiling {
   // The score matmul of a group (M = its rows <= groupRows, N = a chunk's <= 256 key blocks,
   // K = 2048; bf16 in, fp32 C into the AIV's UB): singleCoreM = groupRows, one base tile.
   TCubeTiling cube;
-  // The shared score matmul (IBShare B; M = a half tile's rows <= groupRows, N = kShareN, K = 2048,
-  // C into the AIV's UB by IterateAll): the kernel uses it for tiles split between the two vector
-  // cores whose halves are one key group each.
-  TCubeTiling cubeShared;
 };
 
 }  // namespace amct_stem
