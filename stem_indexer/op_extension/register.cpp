@@ -51,7 +51,8 @@ std::tuple<at::Tensor, at::Tensor> stemIndexerCpu(
     const std::optional<at::Tensor>& metadata, bool causal, int64_t stemBlockSize, int64_t stemStride, double alpha,
     int64_t initialBlocks, int64_t windowSize, double rateMedium, int64_t biasMedium, double rateLarge,
     int64_t biasLarge, int64_t precision) {
-  amct::stem::Backend backend{amct::simPlatformFacts(), simLaunch, false, Where};
+  // The kernel is dav-3510 code: it runs on the sim platform as dav-3510 sees it, whatever the build's arch.
+  amct::stem::Backend backend{amct::simPlatformFacts(amct::stem::kKernelArch), simLaunch, false, Where};
   return amct::stem::stemIndexer(qflat, kflat, vbias, qSeqLens, kvSeqLens, numPromptTokens, metadata,
                                  attributes(causal, stemBlockSize, stemStride, alpha, initialBlocks, windowSize,
                                             rateMedium, biasMedium, rateLarge, biasLarge, precision),
@@ -79,11 +80,12 @@ at::Tensor budgetsForTest(int64_t P, int64_t Qb, int64_t Kb, double alpha) {
 }
 
 // Test hook: the kernel's tiling for maxKb key blocks (B = 1, Nq 32, Nk 2) on the current sim
-// platform, as [blockNum, rowLanes, groupRows, ubBudget, ubUsed].
+// platform as dav-3510 sees it, as [blockNum, rowLanes, groupRows, ubBudget, ubUsed].
 std::vector<int64_t> tilingForTest(int64_t maxKb) {
   TORCH_CHECK(maxKb > 0, "_stem_indexer_tiling: maxKb must be positive, got ", maxKb);
   amct_stem::StemTiling t = amct::stem::computeTiling(1, 32, 2, 1, maxKb, Attributes{}, true,
-                                                      amct::stem::metadataCapacity(1, 2), amct::simPlatformFacts());
+                                                      amct::stem::metadataCapacity(1, 2),
+                                                      amct::simPlatformFacts(amct::stem::kKernelArch));
   return {t.blockNum, t.rowLanes, t.groupRows, t.ubBudget, t.ubUsed};
 }
 

@@ -1,6 +1,7 @@
 #include "stem_indexer_host.h"
 
 #include "stem_indexer_cpu_kernels.h"
+#include "amct_tiling.h"
 #include "tiling/tiling_api.h"
 
 #include <ATen/Parallel.h>
@@ -569,11 +570,19 @@ static void checkScoreTiling(const TCubeTiling& t, int32_t rows) {
               ", singleCoreN ", t.singleCoreN, ", singleCoreK ", t.singleCoreK);
 }
 
+// The Matmul tiling API for the kernel's SoC (ascend950), not the build's: the kernel is dav-3510
+// code (KERNEL_3510), which a dav-2201 build runs in the sim.
+static matmul_tiling::PlatformInfo kernelPlatform() {
+  matmul_tiling::PlatformInfo p{};
+  p.socVersion = platform_ascendc::SocVersion::ASCEND950;
+  return p;
+}
+
 // The group score matmul's tiling: A (rows x 2048) bf16, B (256 x 2048) bf16 transposed, C fp32
 // in the AIV's UB (VECIN); the kernel sets each call's M, N and A's row stride (SetOrgShape, SetTail).
 static TCubeTiling scoreTiling(uint32_t rows) {
   using namespace matmul_tiling;
-  MatmulApiTiling api;
+  MatmulApiTiling api(kernelPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, true);
   api.SetCType(TPosition::VECIN, CubeFormat::ND, DataType::DT_FLOAT);
@@ -598,13 +607,8 @@ static TCubeTiling scoreTiling(uint32_t rows) {
 amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t maxQb, int64_t maxKb,
                                     const Attributes& attrs, bool promptFromKv, int64_t metadataWords,
                                     const PlatformFacts& facts) {
-  // dav-2201 keeps [184 KB, 192 KB) for Select's scratch (modes 1/2, which the kernel uses).
-#if __NPU_ARCH__ == 3510
-  const uint64_t arch = 253952;
-#else
-  const uint64_t arch = 188416;
-#endif
-  const uint64_t ub = std::min<uint64_t>(facts.ubBytes, arch);
+  // The kernel is dav-3510 code in every build (KERNEL_3510): its UB budget is dav-3510's 248 KB.
+  const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true, kKernelArch);
   const uint32_t lanes = static_cast<uint32_t>(roundUp(static_cast<uint64_t>(maxKb), amct_stem::kChunk));
   uint32_t rows = 0;
   for (uint32_t r = 1; r <= amct_stem::kMaxGroupRows; ++r) {

@@ -19,6 +19,10 @@
 namespace amct {
 namespace stem {
 
+// The fused kernel is dav-3510 code (stem_indexer/CMakeLists.txt: KERNEL_3510): it runs in the sim
+// as dav-3510 in every build, so its host code tiles for dav-3510 whatever the build's arch.
+constexpr int kKernelArch = 3510;
+
 // The arguments of one launch of the stem_indexer kernel, all on the kernel's device except the
 // tiling (a CPU uint8 tensor): qflat and kflat (bf16, contiguous), vbias fp32 [B, Nk, maxKb], the
 // three int32 [B] length tensors (prompt is kvLens when num_prompt_tokens is absent), the
