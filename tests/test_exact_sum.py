@@ -1,6 +1,6 @@
 """amct_kernel::ScaleAddExact<6> (common/op_kernel/amct_exact_sum.h), the stem_indexer score
-s = f32(f32(dot * 2^-6) + vbias), run in the kernel sim (dav-3510, the stem kernel's arch) under
-every hardware mode on crafted lanes, against an independent brute force: exact rationals
+s = f32(f32(dot * 2^-6) + vbias), run in the kernel sim (dav-3510, the stem kernel's NPU arch, and
+dav-2201, its default sim build) under every hardware mode on crafted lanes, against an independent brute force: exact rationals
 (fractions.Fraction) rounded to fp32 by hand, nearest even, IEEE subnormals. The lanes cover dot
 subnormal / tiny normal / normal, vbias subnormal / tiny / normal, cancellation to a subnormal
 or to zero, ties of the subnormal rounding of dot * 2^-6, both signs and +-0; a flush-to-zero
@@ -23,7 +23,8 @@ from sim_harness import CXX, SIM_DIR, run_program  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = Path(__file__).resolve().parent / "sim" / "test_exact_sum.cpp"
 FLAGS = ["-std=c++17", "-DAMCT_KERNEL_SIM", "-I", str(SIM_DIR), "-I", str(ROOT / "common" / "op_kernel"), "-pthread",
-         "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror", "-D__NPU_ARCH__=3510"]
+         "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror"]
+ARCHES = (2201, 3510)  # the stem kernel's sim build is dav-2201 by default, dav-3510 for the 950
 MODES = ("default", "flush", "saturation", "strict")
 LANES = 256
 TINY_BITS = 73 << 23  # 2^-54
@@ -159,20 +160,24 @@ class ExactSumTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = Path(tempfile.mkdtemp(prefix="amct_exact_sum_"))
-        cls.exe = cls.tmp / "test_exact_sum"
-        cmd = [CXX, "-O1", *FLAGS, str(SOURCE), str(SIM_DIR / "amct_sim_state.cpp"), "-o", str(cls.exe)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
-        if proc.returncode != 0:
-            raise AssertionError(f"compiling {SOURCE.name} failed:\n{proc.stderr[-6000:]}")
+        cls.exes = {}
+        for arch in ARCHES:
+            exe = cls.tmp / f"test_exact_sum_{arch}"
+            cmd = [CXX, "-O1", *FLAGS, f"-D__NPU_ARCH__={arch}", str(SOURCE), str(SIM_DIR / "amct_sim_state.cpp"),
+                   "-o", str(exe)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+            if proc.returncode != 0:
+                raise AssertionError(f"compiling {SOURCE.name} for {arch} failed:\n{proc.stderr[-6000:]}")
+            cls.exes[arch] = exe
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def run_lanes(self, rows, y, mode):
+    def run_lanes(self, rows, y, mode, arch):
         path = self.tmp / "lanes.txt"
         path.write_text("".join(f"{x:08x} {y[j]:08x}\n" for row in rows for j, x in enumerate(row)))
-        proc = run_program(self.exe, path, mode)
+        proc = run_program(self.exes[arch], path, mode)
         self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
         out, tiny_rows, tiny_all = [], {}, None
         for line in proc.stdout.splitlines():
@@ -188,12 +193,13 @@ class ExactSumTest(unittest.TestCase):
 
     def assertExact(self, rows, y):
         want = [score(x, y[j]) for row in rows for j, x in enumerate(row)]
-        for mode in MODES:
-            with self.subTest(mode=mode):
-                got, _, _ = self.run_lanes(rows, y, mode)
-                bad = [(f"{rows[i // LANES][i % LANES]:08x}", f"{y[i % LANES]:08x}", f"{g:08x}", f"{w:08x}")
-                       for i, (g, w) in enumerate(zip(got, want)) if g != w]
-                self.assertEqual(bad[:10], [], f"{len(bad)} lanes differ under {mode} (x, y, got, want)")
+        for arch in ARCHES:
+            for mode in MODES:
+                with self.subTest(arch=arch, mode=mode):
+                    got, _, _ = self.run_lanes(rows, y, mode, arch)
+                    bad = [(f"{rows[i // LANES][i % LANES]:08x}", f"{y[i % LANES]:08x}", f"{g:08x}", f"{w:08x}")
+                           for i, (g, w) in enumerate(zip(got, want)) if g != w]
+                    self.assertEqual(bad[:10], [], f"{len(bad)} lanes differ under {mode} (x, y, got, want)")
 
     def test_crafted_lanes_exact_in_every_mode(self):
         rows, y = main_lanes()
@@ -216,22 +222,26 @@ class ExactSumTest(unittest.TestCase):
         rows[2][0] = 0x80000001            # the smallest subnormal, negative
         rows[3][17] = 1 << 23              # 2^-126
         rows[4][100] = 0x80000000 | TINY_BITS
-        for mode in MODES:
-            with self.subTest(mode=mode):
-                _, tiny_rows, tiny_all = self.run_lanes(rows, y, mode)
-                want = {r: any(tiny(x) for x in row) or any(tiny(v) for v in y) for r, row in enumerate(rows)}
-                self.assertEqual(want, {0: False, 1: True, 2: True, 3: True, 4: False, 5: False})
-                self.assertEqual(tiny_rows, want)
-                self.assertTrue(tiny_all)
+        want = {r: any(tiny(x) for x in row) or any(tiny(v) for v in y) for r, row in enumerate(rows)}
+        self.assertEqual(want, {0: False, 1: True, 2: True, 3: True, 4: False, 5: False})
+        for arch in ARCHES:
+            for mode in MODES:
+                with self.subTest(arch=arch, mode=mode):
+                    _, tiny_rows, tiny_all = self.run_lanes(rows, y, mode, arch)
+                    self.assertEqual(tiny_rows, want)
+                    self.assertTrue(tiny_all)
         y[200] = 5  # a subnormal vbias makes every row tiny
-        _, tiny_rows, _ = self.run_lanes(rows, y, "flush")
-        self.assertEqual(set(tiny_rows.values()), {True})
+        for arch in ARCHES:
+            _, tiny_rows, _ = self.run_lanes(rows, y, "flush", arch)
+            self.assertEqual(set(tiny_rows.values()), {True})
         self.assertExact(rows, y)
 
     def test_no_tiny_lane_no_exact_form(self):
         rows = [[0, f32_bits(1.5)] * (LANES // 2)]
-        _, tiny_rows, tiny_all = self.run_lanes(rows, [0x80000000, f32_bits(-2.0 ** -54)] * (LANES // 2), "default")
-        self.assertEqual((tiny_rows, tiny_all), ({0: False}, False))
+        for arch in ARCHES:
+            _, tiny_rows, tiny_all = self.run_lanes(rows, [0x80000000, f32_bits(-2.0 ** -54)] * (LANES // 2), "flush",
+                                                    arch)
+            self.assertEqual((tiny_rows, tiny_all), ({0: False}, False))
 
 
 if __name__ == "__main__":
