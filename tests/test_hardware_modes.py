@@ -207,12 +207,34 @@ class HardwareModesTest(unittest.TestCase):
                 qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, metadata=md, **kw)
             self.assertSameUnderModes(label, run)
 
-    def test_stem_indexer_subnormal_scores_are_the_documented_flush_difference(self):
-        """A documented expected difference, not a gap: the kernel scores by fp32 vector Muls / Add,
-        so subnormal scores need IEEE subnormal arithmetic (docs/stem_indexer.md). Zero q / k make
-        every dot 0 and s = vbias; vbias mixes subnormals ((j % 127 + 1) * 2^-133) with normal values. IEEE:
-        the reference on vbias; flush: exactly the reference on vbias with its subnormals zeroed
-        (the flushed lanes score +0, then tie in index order); the other modes change nothing."""
+    def assertStemExactUnderEveryMode(self, stem, inputs, flushed_inputs):
+        """The kernel selects as the reference (IEEE fp32) under every mode, at both precisions, on
+        a case whose selection would change if the tiny scores were flushed (flushed_inputs: the
+        reference on what a flushing vector unit would score)."""
+        qflat, kflat, vbias, ql, kl, prompt = inputs
+        for precision in (1, 2):
+            kw = dict(causal=True, topk_score_precision=precision)
+            md = stem.npu_stem_indexer_metadata(ql, kl, qflat.size(1), kflat.size(1), causal=True)
+            run = lambda: as_tuple(emulated("npu_stem_indexer")(  # noqa: E731
+                qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, metadata=md, **kw))
+            ieee = as_tuple(stem_ref.stem_indexer_reference(qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, **kw))
+            q2, k2, v2 = flushed_inputs
+            flush = as_tuple(stem_ref.stem_indexer_reference(q2, k2, v2, ql, kl, num_prompt_tokens=prompt, **kw))
+            self.assertFalse(torch.equal(ieee[0], flush[0]), "the case must select differently when flushed")
+            for mode in (None, "saturation", "strict_sync", "flush_subnormals"):
+                with self.subTest(precision=precision, mode=mode):
+                    with _sim.hardware_modes(**(MODES[mode] if mode else {})):
+                        got = run()
+                    for g, w in zip(got, ieee):
+                        self.assertTrue(torch.equal(g, w), f"precision {precision} under {mode}: "
+                                        f"{int((g != w).sum())} elements differ from the reference")
+
+    def test_stem_indexer_subnormal_vbias_scores_exact_under_every_mode(self):
+        """Subnormal vbias, zero dots (zero q / k: s = vbias): vbias mixes subnormals
+        ((j % 127 + 1) * 2^-133) with normal values. A flushing Add would score the subnormal lanes
+        +0 (the reference on vbias with its subnormals zeroed selects differently); the kernel
+        scores them without subnormal vector arithmetic (common/op_kernel/amct_exact_sum.h), so
+        every mode, flush_subnormals included, gives the IEEE reference."""
         stem = find_op_package("stem_indexer")[0]
         if stem is None:
             self.skipTest("stem_indexer is not built")
@@ -224,23 +246,28 @@ class HardwareModesTest(unittest.TestCase):
         tiny = (vbias != 0) & (vbias.abs() < torch.finfo(torch.float32).tiny)
         self.assertGreater(int(tiny.sum()), 300)
         flushed = torch.where(tiny, torch.zeros_like(vbias), vbias)
-        for precision in (1, 2):
-            kw = dict(causal=True, topk_score_precision=precision)
-            md = stem.npu_stem_indexer_metadata(ql, kl, qflat.size(1), kflat.size(1), causal=True)
-            run = lambda: as_tuple(emulated("npu_stem_indexer")(  # noqa: E731
-                qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, metadata=md, **kw))
-            ieee = as_tuple(stem_ref.stem_indexer_reference(qflat, kflat, vbias, ql, kl, num_prompt_tokens=prompt, **kw))
-            flush = as_tuple(stem_ref.stem_indexer_reference(qflat, kflat, flushed, ql, kl, num_prompt_tokens=prompt,
-                                                             **kw))
-            self.assertFalse(torch.equal(ieee[0], flush[0]), "the case must select differently when flushed")
-            expected = {None: ieee, "saturation": ieee, "strict_sync": ieee, "flush_subnormals": flush}
-            for mode, want in expected.items():
-                with self.subTest(precision=precision, mode=mode):
-                    with _sim.hardware_modes(**(MODES[mode] if mode else {})):
-                        got = run()
-                    for g, w in zip(got, want):
-                        self.assertTrue(torch.equal(g, w), f"precision {precision} under {mode}: "
-                                        f"{int((g != w).sum())} elements differ from the expected selection")
+        self.assertStemExactUnderEveryMode(stem, (qflat, kflat, vbias, ql, kl, prompt), (qflat, kflat, flushed))
+
+    def test_stem_indexer_subnormal_dot_scores_exact_under_every_mode(self):
+        """Subnormal dots: q = 2^-64 and k = c_j * 2^-82 (c_j in [-100, 100], bf16-exact) in one
+        dimension, so dot = c_j * 2^-146 (an fp32 subnormal, IEEE in the sim's cube) and
+        dot * 2^-6 = c_j * 2^-152 rounds to the 2^-149 grid (ties at c_j = 4 mod 8), plus a
+        subnormal vbias on a third of the keys (sums that cancel or stay subnormal). A flushing
+        Muls would score every lane +0 or vbias (the reference on zero dots and flushed vbias
+        selects differently); every mode gives the IEEE reference."""
+        stem = find_op_package("stem_indexer")[0]
+        if stem is None:
+            self.skipTest("stem_indexer is not built")
+        qflat, kflat, vbias, ql, kl, prompt = sc.build([300, 129], [9000, 20000], Nq=32, Nk=2, pattern="Z")
+        j = torch.arange(kflat.size(2), dtype=torch.float64)
+        c = (j * 37) % 201 - 100
+        qflat[..., 0] = 2.0 ** -64
+        kflat[..., 0] = (c * 2.0 ** -82).to(torch.bfloat16)
+        self.assertTrue(torch.equal(kflat[0, 0, :, 0].double(), c * 2.0 ** -82))
+        vbias[...] = torch.where(j.to(torch.int64) % 3 == 1, (((j * 11) % 9) - 4) * 2.0 ** -149, 0.0).float()
+        zeros = torch.zeros_like(qflat)
+        self.assertStemExactUnderEveryMode(stem, (qflat, kflat, vbias, ql, kl, prompt),
+                                           (zeros, kflat, torch.zeros_like(vbias)))
 
     def test_modes_are_switchable_and_reset(self):
         with _sim.hardware_modes(saturation=True, flush_subnormals=True, strict_sync=True):

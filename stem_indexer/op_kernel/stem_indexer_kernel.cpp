@@ -25,11 +25,11 @@
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
 //      bits 0xFFFFFFFF (an integer Or), so that a row needs only its scores in UB (4 bytes per
-//      key block, rowLanes >= maxKb) and no masks. The masks, compares and
-//      the rounding depend on no mode, but Muls / Add are fp32 vector arithmetic: a subnormal
-//      dot * 2^-6, vbias or s needs IEEE subnormals, and a vector unit that flushes them scores
-//      those lanes 0 (docs/stem_indexer.md; the sim's flush switch shows it,
-//      tests/test_hardware_modes.py). Scores that are 0 or at least 2^-126 are mode-independent.
+//      key block, rowLanes >= maxKb) and no masks. s is exact (IEEE, subnormals included) whether
+//      or not the vector unit flushes subnormals (dav-3510 does): a chunk with a dot or vbias of
+//      magnitude in (0, 2^-54) is scored by amct_kernel::ScaleAddExact (amct_exact_sum.h: the
+//      tiny lanes in units of 2^64 and integer bit steps, never a subnormal in a float
+//      operation), the others by the plain Muls / Add, exact there in every mode.
 //   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
 //      first. NaN has hi = -32768 (the lowest key); lanes that are not candidates get -32769 and
@@ -48,6 +48,7 @@
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"  // the KFC form (no ASCENDC_CUBE_ONLY): the AIVs call the Matmul, the AIC serves
 #include "amct_kernel_common.h"
+#include "amct_exact_sum.h"
 #include "stem_indexer_tiling.h"
 
 using namespace AscendC;
@@ -475,9 +476,10 @@ class StemIndexer {
     if (from < kChunk) Duplicate(row[from], 0.0f, static_cast<int32_t>(kChunk - from));
   }
 
-  // s = f32(f32(dot * 2^-6) + vbias) on the group's chunk rows. Mask(kRange) marks the candidates
-  // of each row, Mask(kNotNaN) those with dot, vbias and s not NaN; every other lane is zeroed
-  // before the arithmetic, so no NaN enters a vector operation.
+  // s = f32(f32(dot * 2^-6) + vbias) on the group's chunk rows, exact in every hardware mode (the
+  // file comment). Mask(kRange) marks the candidates of each row, Mask(kNotNaN) those with dot,
+  // vbias and s not NaN; every other lane is zeroed before the arithmetic, so no NaN enters a
+  // vector operation.
   __aicore__ inline void Scores(const LocalTensor<float>& sv, const LocalTensor<float>& bv, uint32_t c0,
                                 uint32_t rowsN) {
     LocalTensor<float> idx = chunkA_.Get<float>();
@@ -495,8 +497,19 @@ class StemIndexer {
     AndMask(kNotNaN, kRange, rowsN);
     for (uint32_t q = 0; q < count_; ++q) AndMask(kNotNaN, kNegative, kChunk, q * kChunk, 0);
     Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
-    Muls(sv, sv, kScale, static_cast<int32_t>(rowsN));
-    for (uint32_t q = 0; q < count_; ++q) Add(sv[q * kChunk], sv[q * kChunk], bv, static_cast<int32_t>(kChunk));
+    if (amct_kernel::AnyTinyNonzero(sv, count_, kChunk, bv, chunkA_.Get<float>(), hi_)) {
+      // Subnormals may be involved: the exact form. hi_, lo_, scratch_ and chunkA_ are free
+      // until the rows are selected (kAux, kNegative until the sum's NaN test below).
+      LocalTensor<float> scaledBias = chunkA_.Get<float>();
+      amct_kernel::ScaleToUnitsExact(scaledBias, bv, lo_, scratch_, Mask(kAux), kChunk);
+      for (uint32_t q = 0; q < count_; ++q) {
+        amct_kernel::ScaleAddExact<6>(sv[q * kChunk], bv, scaledBias, hi_, lo_, scratch_, Mask(kAux),
+                                      Mask(kNegative), kChunk);
+      }
+    } else {
+      Muls(sv, sv, kScale, static_cast<int32_t>(rowsN));
+      for (uint32_t q = 0; q < count_; ++q) Add(sv[q * kChunk], sv[q * kChunk], bv, static_cast<int32_t>(kChunk));
+    }
     Compare(Mask(kAux), sv, sv, CMPMODE::EQ, rowsN);  // +inf + -inf
     AndMask(kNotNaN, kAux, rowsN);
     Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
