@@ -19,7 +19,6 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-#include <ATen/Parallel.h>
 #include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
 #include <c10/util/BFloat16.h>
@@ -33,6 +32,7 @@
 
 #include "hifloat4_cast_cpu.h"
 #include "amct_cpu_simd.h"
+#include "amct_parallel.h"
 #include "hifloat4_cast_simd.h"
 
 namespace amct {
@@ -58,6 +58,17 @@ constexpr float kSMax = 49152.0f;
 constexpr int32_t kQuietNaN = 0x7FC00000;
 constexpr int32_t kSignBit = INT32_MIN;
 constexpr int64_t kGrainElements = 1 << 16;  // below this, one thread: waking others costs more
+constexpr int64_t kMaxChunkElements = 1 << 20;
+
+// Calls body(begin, end) over [0, units) units of `unitElements` elements each, in chunks the
+// threads take as they become free (amct_parallel.h: a late or descheduled thread takes fewer
+// chunks instead of holding up the call by a fixed half).
+template <typename Body>
+inline void parallelUnits(int64_t units, int64_t unitElements, const Body& body) {
+  const int64_t minChunk = std::max<int64_t>(1, kGrainElements / unitElements);
+  const int64_t maxChunk = std::max<int64_t>(minChunk, kMaxChunkElements / unitElements);
+  parallelChunks(units, chunkElements(units, minChunk, maxChunk, 1), body);
+}
 
 inline VecI bitsOf(const Vec& v) { return at::vec::cast<int32_t>(v); }
 inline Vec floatOf(const VecI& v) { return at::vec::cast<float>(v); }
@@ -498,13 +509,13 @@ void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Ba
   }
 }
 
-// All blocks of a call, in batches; a thread takes a contiguous range of batches. The last
+// All blocks of a call, in batches; a thread takes contiguous chunks of batches. The last
 // partial batch runs on a zero-padded copy.
 template <class T, bool kPack>
 void rowsOf(const T* src, const BatchOut<T, kPack>& o, int64_t blocks) {
   static const Lookups<T> lk;
   const int64_t batches = (blocks + kBatch - 1) / kBatch;
-  at::parallel_for(0, batches, kGrainElements / (kBatch * kBlock), [&](int64_t begin, int64_t end) {
+  parallelUnits(batches, kBatch * kBlock, [&](int64_t begin, int64_t end) {
     Batch bt;
     for (int64_t q = begin; q < end; ++q) {
       const int64_t first = q * kBatch;
@@ -547,7 +558,7 @@ alignas(64) constexpr int32_t kL3Shifts[16] = {15, 14, 13, 12, 11, 10, 9, 8, 7, 
 template <class T>
 void unpackOf(const uint8_t* scale, const uint8_t* value, void* out, int64_t blocks) {
   T* dst = static_cast<T*>(out);
-  at::parallel_for(0, blocks, kGrainElements / kBlock, [&](int64_t begin, int64_t end) {
+  parallelUnits(blocks, kBlock, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const uint8_t* s = scale + b * 4;
       const uint8_t* v = value + b * 32;
@@ -665,11 +676,10 @@ void fakeQuantColumnsOf(const void* in, void* out, int64_t blockRows, int64_t in
   const T* src = static_cast<const T*>(in);
   T* dst = static_cast<T*>(out);
   // A piece is 64 rows x up to kPieceColumns columns of one block row; consecutive pieces are
-  // consecutive memory, so each thread's range is one contiguous stretch.
+  // consecutive memory, so each chunk of pieces is one contiguous stretch.
   constexpr int64_t kPieceColumns = 16 * W;
   const int64_t piecesPerRow = (inner + kPieceColumns - 1) / kPieceColumns;
-  const int64_t grain = std::max<int64_t>(1, kGrainElements / (kBlock * std::min(inner, kPieceColumns)));
-  at::parallel_for(0, blockRows * piecesPerRow, grain, [&](int64_t begin, int64_t end) {
+  parallelUnits(blockRows * piecesPerRow, kBlock * std::min(inner, kPieceColumns), [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const int64_t row = p / piecesPerRow;
       const int64_t first = (p % piecesPerRow) * kPieceColumns;
