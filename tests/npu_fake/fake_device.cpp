@@ -1,14 +1,14 @@
 // A fake NPU for the launcher test (tests/test_npu_launch.py): PrivateUse1 over host memory, so
 // the real NPU glue (*_npu.cpp, amct_npu.h, platform_npu.cpp) runs on this machine against the
 // stubs of fake_cann.cpp. It counts what a launch costs on the device's stream: host<->device
-// copies by direction, stream synchronisations (a blocking host<->device copy is one) and kernel
-// launches. Built by tests/npu_fake/harness.py with torch.utils.cpp_extension.
+// copies by direction, stream synchronisations (a host<->device copy the host waits for is one)
+// and kernel launches. Built by tests/npu_fake/harness.py with torch.utils.cpp_extension.
 //
 // Registered for PrivateUse1: an allocator (malloc'd host memory whose live ranges are tracked,
-// so a launch's pointers can be checked to be device memory), a pinned host allocator, factories, copies, fills, views,
-// resize_ and _local_scalar_dense (a D2H copy and a sync). Every other op runs through a boxed
-// fallback, the CPU kernel via at::native::cpu_fallback, whose own staging copies are not counted
-// (on the NPU those ops would be device kernels).
+// so a launch's pointers can be checked to be device memory), a pinned host allocator,
+// factories, copies, fills, views, resize_ and _local_scalar_dense (a D2H copy and a sync).
+// Every other op runs through a boxed fallback, the CPU kernel via at::native::cpu_fallback, whose
+// own staging copies are not counted (on the NPU those ops would be device kernels).
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>

@@ -1,4 +1,4 @@
-// Test stub of CANN's acl/acl.h: only what the NPU glue calls (tests/npu_fake/README.md).
+// Test stub of CANN's acl/acl.h: only what the NPU glue calls (tests/npu_fake/harness.py).
 #pragma once
 
 #include <cstdint>
