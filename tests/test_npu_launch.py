@@ -154,6 +154,20 @@ class NpuLaunchCostTest(unittest.TestCase):
                 step = result[label]
                 self.assertEqual((step["h2d"], step["d2h"], step["syncs"], step["launches"]), (0, 0, 0, []))
 
+    def test_the_stubbed_platform_reaches_the_launchers(self):
+        """aclrtGetSocName: svd_quant and npu_stem_indexer refuse another SoC before any copy or
+        launch. GetCoreNumAiv: the stem kernel runs on one AI core per two vector cores."""
+        for name in ("svd_quant", "npu_stem_indexer"):
+            with self.subTest(op=name):
+                refused = self.results[f"{name} on Ascend910B3 with 8 vector cores"]
+                self.assertIn("ascend950", refused["error"])
+                self.assertIn("Ascend910B3", refused["error"])
+                self.assertEqual((refused["h2d"], refused["launches"]), (0, []))
+        self.assertEqual(self.scenario("npu_stem_indexer")["warm"]["launches"][0]["block_dim"], 8 // 2)
+        four = self.results["npu_stem_indexer on Ascend950PR with 4 vector cores"]
+        self.assertIsNone(four["error"])
+        self.assertEqual([launch["block_dim"] for launch in four["launches"]], [4 // 2])
+
     def test_out_overloads_launch_once_and_copy_on_the_device(self):
         for name, outputs in OUT_OVERLOADS.items():
             with self.subTest(op=name):

@@ -115,6 +115,28 @@ def register_backend_name():
     return torch.device("fake_npu", 0)
 
 
+def platform_scenarios(fake, dev):
+    """What the stubbed platform queries change: the SoC checks (svd_quant and stem_indexer need
+    an Ascend950) and the core count the stem kernel's blockDim comes from (AI cores = vector
+    cores / 2). Each entry: the error (or None) and the counts of one call."""
+    table = scenarios(dev)
+    out = {}
+    for soc, cores in (("Ascend910B3", 8), ("Ascend950PR", 4)):
+        fake.set_platform(soc, aiv_cores=cores)
+        for name in ("svd_quant", "npu_stem_indexer"):
+            call, first, _ = table[name]
+            fake.reset()
+            try:
+                call(*first)
+                error = None
+            except RuntimeError as exc:
+                error = str(exc).splitlines()[0]
+            out[f"{name} on {soc} with {cores} vector cores"] = dict(fake.counts(), error=error,
+                                                                     launches=fake.launches())
+    fake.set_platform("Ascend950PR", aiv_cores=8)
+    return out
+
+
 def measure(fake, call, args):
     fake.reset()
     call(*args)
@@ -142,6 +164,7 @@ def main():
                              for step, args in zip(STEPS, (first, first, other, first))}
         except Exception as exc:
             results[name] = {"error": f"{type(exc).__name__}: {exc}"[-1500:]}
+    results.update(platform_scenarios(fake, dev))
     print(json.dumps({"results": results}))
     return 0
 

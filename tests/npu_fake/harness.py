@@ -7,7 +7,9 @@ staged CPU libraries that hold the shared host logic, with the fake PrivateUse1 
 NPU op has its launcher, whatever arch the staged CPU libraries were built for.
 
 Loading it registers a PrivateUse1 backend for the whole process: use it in a subprocess
-(``driver.py``).
+(``driver.py``). In a build for another SoC than ascend950 the staged stem_indexer library has
+its own PrivateUse1 kernels (which refuse: no dav-3510 kernel there); the harness's override
+them, and torch warns about it.
 """
 import hashlib
 import os
