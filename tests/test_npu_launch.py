@@ -13,6 +13,9 @@ ask of the device, not what the device does with it.
 Counted per call: host->device (h2d), device->host (d2h) and device->device (d2d) copies, stream
 synchronisations (a blocking host<->device copy counts as one) and launches. The harness runs in
 a subprocess (tests/npu_fake/driver.py): it registers a PrivateUse1 backend for the process.
+Its first build takes a few minutes (cached under the temp dir, AMCT_NPU_FAKE_BUILD to move it);
+when it cannot build, the tests skip with the compiler's reason, except in CI (CI=true), where
+that is a failure, as for tests/test_npu_glue.py.
 """
 import json
 import os
