@@ -2,8 +2,9 @@
 (common/op_host/amct_upload.h), so a warm launch makes no host->device copy and no launch
 synchronises the stream.
 
-The NPU glue cannot run here: the cache is driven over a counting CPU copy
-(torch.ops.amct._device_uploads_test), and the NPU sources are checked to use nothing else.
+Here the cache is driven over a counting CPU copy (torch.ops.amct._device_uploads_test), and the
+NPU sources are checked to use nothing else; tests/test_npu_launch.py counts the copies and syncs
+of the real launchers against stubs of torch_npu and CANN.
 """
 import re
 import sys

@@ -487,6 +487,28 @@ void prefillCpu(at::Tensor& indices, const at::Tensor& seqLen, const at::Tensor&
   });
 }
 
+// The int32 [B] length tensors on `dev`, contiguous. Host ones on another device (the NPU takes
+// CPU lengths, S9) are packed into one pinned buffer and sent in one non-blocking copy: the launch
+// does not wait for it, and the device's caching host allocator keeps the buffer until it has run.
+std::vector<at::Tensor> lengthsOn(const at::Device& dev, const std::vector<at::Tensor>& lengths) {
+  std::vector<at::Tensor> out(lengths.size());
+  std::vector<size_t> host;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    if (lengths[i].device() != dev && lengths[i].device().is_cpu()) {
+      host.push_back(i);
+    } else {
+      out[i] = lengths[i].to(dev).contiguous();
+    }
+  }
+  if (host.empty()) return out;
+  at::Tensor staging = at::empty({static_cast<int64_t>(host.size()), lengths[host[0]].numel()},
+                                 at::TensorOptions().dtype(at::kInt).pinned_memory(true));
+  for (size_t j = 0; j < host.size(); ++j) staging[static_cast<int64_t>(j)].copy_(lengths[host[j]]);
+  const at::Tensor onDevice = staging.to(dev, /*non_blocking=*/true);
+  for (size_t j = 0; j < host.size(); ++j) out[host[j]] = onDevice[static_cast<int64_t>(j)];
+  return out;
+}
+
 // The kernel path (the NPU, and the emulated kernel on the CPU): the outputs filled with -1 / 0 on
 // their device, then one launch that writes every row of the plan's tiles.
 std::tuple<at::Tensor, at::Tensor> runKernel(const Problem& p, const at::Tensor& qSeqLens, const at::Tensor& kvSeqLens,
@@ -499,12 +521,13 @@ std::tuple<at::Tensor, at::Tensor> runKernel(const Problem& p, const at::Tensor&
   at::TensorOptions opts = p.q.options().dtype(at::kInt).memory_format(at::MemoryFormat::Contiguous);
   at::Tensor indices = at::full({p.B, p.Nq, p.maxQb, p.maxKb}, -1, opts);
   at::Tensor seqLen = at::zeros({p.B, p.Nq, p.maxQb}, opts);
-  auto onDevice = [&](const at::Tensor& t) { return t.to(dev).contiguous(); };
-  const at::Tensor ql = onDevice(qSeqLens), kvl = onDevice(kvSeqLens);
-  const at::Tensor prompt = numPromptTokens ? onDevice(*numPromptTokens) : kvl;
+  std::vector<at::Tensor> lengths{qSeqLens, kvSeqLens};
+  if (numPromptTokens) lengths.push_back(*numPromptTokens);
+  lengths = lengthsOn(dev, lengths);
+  const at::Tensor& prompt = numPromptTokens ? lengths[2] : lengths[1];
   // The kernel's matmuls read rows of 2048 contiguous elements at row strides of the dense layout.
-  backend.launch(KernelArgs{tiling.aicNum, p.q.contiguous(), p.k.contiguous(), p.vb, ql, kvl, prompt,
-                            onDevice(metadata), indices, seqLen, tilingTensor(tiling)});
+  backend.launch(KernelArgs{tiling.aicNum, p.q.contiguous(), p.k.contiguous(), p.vb, lengths[0], lengths[1], prompt,
+                            metadata.contiguous(), indices, seqLen, tilingTensor(tiling)});
   return {indices, seqLen};
 }
 

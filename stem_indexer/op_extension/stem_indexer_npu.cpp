@@ -1,9 +1,11 @@
 // stem_indexer on the NPU (PrivateUse1, ascend950 only): the shared host logic (validation, the
 // -1 / 0 fills of the outputs on the device) with one launch of the fused AscendC kernel, which
 // scores on its cube and selects on its vector cores, reading the lengths and the metadata on the
-// device: no host copy of the lengths, no ATen matmul. The metadata generator runs on the host (a
-// D2H copy of the lengths), so it is not capturable in a graph. Built only with CANN for dav-3510;
-// compiled with -fsyntax-only against torch_npu's headers in CI. Compiles, not validated on hardware.
+// device: no ATen matmul; device lengths are not copied, CPU ones go in one non-blocking copy
+// (stem_indexer_host.cpp). The metadata generator runs on the host (a D2H copy of the lengths, an
+// H2D copy of the plan), so it is not capturable in a graph. Built only with CANN for dav-3510;
+// compiled with -fsyntax-only against torch_npu's headers in CI and run against stubs by
+// tests/test_npu_launch.py (copies and syncs counted). Not validated on hardware.
 #include <torch/library.h>
 
 #include <optional>
