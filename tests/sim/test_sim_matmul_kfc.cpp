@@ -6,7 +6,7 @@
 
 #include "sim_test.h"
 #include "lib/matmul_intf.h"
-#include "tiling/tiling_api.h"
+#include "sim_kfc_test.h"
 
 using namespace AscendC;
 using simtest::Check;
@@ -23,18 +23,7 @@ constexpr int kM = 64, kN = 96, kK = 80;  // per AIV: rows [sub * 32, sub * 32 +
 
 float Bf(bfloat16_t v) { return static_cast<float>(v); }
 
-TCubeTiling TilingFor(int m, int n, int k) {
-  namespace mt = matmul_tiling;
-  mt::MatmulApiTiling t;
-  t.SetAType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_BF16);
-  t.SetBType(mt::TPosition::GM, mt::CubeFormat::ND, mt::DataType::DT_BF16, true);
-  t.SetCType(mt::TPosition::VECIN, mt::CubeFormat::ND, mt::DataType::DT_FLOAT);
-  t.SetShape(m, n, k);
-  t.SetOrgShape(kM, n, k);
-  TCubeTiling tiling;
-  if (t.GetTiling(tiling) != 0) throw std::runtime_error("GetTiling failed");
-  return tiling;
-}
+TCubeTiling TilingFor(int m, int n, int k) { return simtest::KfcUbTiling(m, n, k, kM); }
 
 struct Data {
   std::vector<bfloat16_t> a, b;  // a [kM, kK], b [kN, kK] (transposed)
