@@ -279,10 +279,11 @@ class TestBatchEdges(Base):
 
 
 class TestCodeEdges(Base):
-    """Edges of the kernels' shortcuts for A2 step 7, on every SIMD path, rows and columns, against
-    reference.py: the code of u = |x| m near every rounding threshold of min(floor(bf16(u) + 0.5), 7)
-    (bf16 ties around each k + 0.5, a few float32 steps either side), and the sign of a negative x
-    whose product x m underflows to zero (-0.0 out, nibble 8 in pack) next to -0.0 (+0.0 out)."""
+    """Edges of the kernels' shortcuts for docs/hifloat4.md A2 step 7, on every SIMD path, rows and
+    columns, against reference.py: the code of u = |x| m near every rounding threshold of
+    min(floor(bf16(u) + 0.5), 7) (bf16 ties around each k + 0.5, a few float32 steps either side),
+    and the sign of a negative x whose product x m underflows to zero (-0.0 out, nibble 8 in pack)
+    next to -0.0 (+0.0 out)."""
 
     def setUp(self):
         _active, detected = torch.ops.amct._cpu_capability("reset")
