@@ -278,6 +278,67 @@ class TestBatchEdges(Base):
                                          f"{what} vs emulated")
 
 
+class TestCodeEdges(Base):
+    """Edges of the kernels' shortcuts for docs/hifloat4.md A2 step 7, on every SIMD path, rows and
+    columns, against reference.py: the code of u = |x| m near every rounding threshold of
+    min(floor(bf16(u) + 0.5), 7) (bf16 ties around each k + 0.5, a few float32 steps either side),
+    and the sign of a negative x whose product x m underflows to zero (-0.0 out, nibble 8 in pack)
+    next to -0.0 (+0.0 out)."""
+
+    def setUp(self):
+        _active, detected = torch.ops.amct._cpu_capability("reset")
+        self.paths = CAPABILITIES[:CAPABILITIES.index(detected) + 1]
+
+    @staticmethod
+    def _threshold_blocks():
+        # 7.0 first gives S = 1 (p = bf16(7 C7) = 1.0), and group 0 both flags; groups 1-7 hold
+        # values below 2, no flags, so there m = 4 and u = 4 |x| exactly.
+        u = []
+        for k in range(7):
+            half = k + 0.5
+            below = np.nextafter(np.float32(half), np.float32(0))  # in the binade under k + 0.5
+            bf16_step = np.float32(2.0 ** (int(np.floor(np.log2(below))) - 7))
+            tie = np.float32(half) - bf16_step / 2  # the bf16 tie just under k + 0.5
+            for centre in (tie, np.float32(half), np.float32(half) - bf16_step):
+                c = np.float32(centre)
+                for d in range(-3, 4):
+                    u.append(float(c + np.float32(d) * np.spacing(c)))
+        u += [6.99, 7.0, 0.0, 2.0 ** -30]
+        rows = []
+        for first in range(0, len(u), 56):
+            vals = (u[first:first + 56] + [0.0] * 56)[:56]
+            signs = [(-1.0) ** i for i in range(56)]
+            rows.append([7.0] + [0.5] * 7 + [s * v / 4 for s, v in zip(signs, vals)])
+        return torch.tensor(rows, dtype=F32)
+
+    @staticmethod
+    def _underflow_blocks():
+        tiny = [-(2.0 ** -149), -(2.0 ** -140), -(2.0 ** -130), -0.0, 2.0 ** -149, -(2.0 ** -126), -1e-40, 0.0]
+        rows = []
+        for big in (1000.0, 49152.0 * 8, 3.0, 2.0 ** -20):
+            rows.append([big] + tiny * 7 + tiny[:7])
+        return torch.tensor(rows, dtype=F32)
+
+    def test_codes_and_signs(self):
+        for what, x in (("thresholds", self._threshold_blocks()), ("underflow", self._underflow_blocks())):
+            want = ref.hifloat4_fake_quant_ref(x)
+            want_s, want_v = ref.hifloat4_pack_ref(x)
+            want_t = ref.hifloat4_fake_quant_ref(x.t().contiguous(), 0)
+            for path in self.paths:
+                with self.subTest(case=what, path=path), capability(path):
+                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x), want, f"{what} {path}")
+                    s, v = torch.ops.amct.hifloat4_pack(x)
+                    self.assertIdentical(s, want_s, f"{what} {path} scale")
+                    self.assertIdentical(v, want_v, f"{what} {path} value")
+                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x.t().contiguous(), 0), want_t,
+                                         f"{what} {path} columns")
+        # the underflow cases are what they claim: negative zeros out where x < 0, +0.0 for -0.0
+        x = self._underflow_blocks()
+        bits = raw_bits(ref.hifloat4_fake_quant_ref(x))
+        self.assertEqual(int(bits[0, 1]) & 0xFFFFFFFF, 0x80000000)  # -2^-149 next to 1000
+        self.assertEqual(int(bits[0, 4]), 0)  # -0.0
+
+
 class TestSimdPaths(Base):
     """Every SIMD path the CPU supports, forced, gives identical bits."""
 

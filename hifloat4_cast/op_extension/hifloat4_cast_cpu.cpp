@@ -95,13 +95,22 @@ struct Scale {
   VecI e6m2;
 };
 
+// bf16(1/q) (the float32 quotient rounded to bfloat16, RNE) for q = 4 ... 8 in lanes 0 ... 4.
+alignas(64) constexpr float kRecOfQ[16] = {0x1p-2f, 0x1.9ap-3f, 0x1.56p-3f, 0x1.24p-3f, 0x1p-3f};
+
+// rec = bf16(1/S) for S = q 2^(e-2) is bf16(1/q) 2^(2-e) exactly: 1/S and 2^(2-e) lie in the normal
+// range ([2^-16, 2^48] and [2^-13, 2^50]), where the float32 quotient and the bf16 rounding commute
+// with a power-of-two scaling. So one lookup and a multiply stand for a division (long latency, on
+// the critical path of every batch) and a rounding.
 inline Scale blockScale(const Vec& vmax) {
   const Vec p = at::vec::clamp(roundToBf16(vmax * Vec(kC7)), Vec(kSMin), Vec(kSMax));
   const VecI e = (bitsOf(p) >> splat(23)) - splat(127);
-  const Vec q = (p * pow2(splat(2) - e)).round();  // RNE: ties to even
+  const Vec down = pow2(splat(2) - e);
+  const Vec q = (p * down).round();  // RNE: ties to even; q in 4 ... 8
+  const VecI qInt = at::vec::convert_to_int_of_same_size(q);
   const Vec S = q * pow2(e - splat(2));
-  const VecI e6m2 = ((e + splat(48)) << splat(2)) + at::vec::convert_to_int_of_same_size(q) - splat(4);
-  return {S, roundToBf16(Vec(1.0f) / S), e6m2};
+  const VecI e6m2 = ((e + splat(48)) << splat(2)) + qInt - splat(4);
+  return {S, lookup(Vec::loadu(kRecOfQ), qInt - splat(4)) * down, e6m2};
 }
 
 // --- loads and stores of W (one vector) or 2W (two vectors) elements of each dtype ----------
@@ -225,44 +234,34 @@ struct Lookups {
   }
 };
 
+// A block moves as kPairVecs pairs of vectors (2k, 2k + 1): the codes of a pair are computed and
+// stored before the next pair is loaded, so that few vectors are live at once (AVX2 has 16 registers).
 template <class T>
-struct BlockIo;
-
-template <>
-struct BlockIo<float> {
-  static void load(const float* p, Vec (&v)[kVecsPerBlock]) {
-    for (int k = 0; k < kVecsPerBlock; ++k) v[k] = Vec::loadu(p + k * W);
+struct BlockIo {
+  static void loadPair(const T* p, int k, Vec& a, Vec& b) {
+    a = Io<T>::load(p + 2 * k * W);
+    b = Io<T>::load(p + (2 * k + 1) * W);
   }
-  static void store(const Vec (&v)[kVecsPerBlock], float* p) {
-    for (int k = 0; k < kVecsPerBlock; ++k) v[k].store(p + k * W);
-  }
-};
-
-template <>
-struct BlockIo<c10::Half> {
-  static void load(const c10::Half* p, Vec (&v)[kVecsPerBlock]) {
-    for (int k = 0; k < kVecsPerBlock; ++k) v[k] = Io<c10::Half>::load(p + k * W);
-  }
-  static void store(const Vec (&v)[kVecsPerBlock], c10::Half* p) {
-    for (int k = 0; k < kVecsPerBlock; k += 2) Io<c10::Half>::store2(v[k], v[k + 1], p + k * W);
+  static void storePair(const Vec& a, const Vec& b, T* p, int k) { Io<T>::store2(a, b, p + 2 * k * W); }
+  static void load(const T* p, Vec (&v)[kVecsPerBlock]) {
+    for (int k = 0; k < kPairVecs; ++k) loadPair(p, k, v[2 * k], v[2 * k + 1]);
   }
 };
 
 template <>
 struct BlockIo<c10::BFloat16> {
   static constexpr int32_t kHigh = static_cast<int32_t>(0xFFFF0000u);
-  static void load(const c10::BFloat16* p, Vec (&v)[kVecsPerBlock]) {
-    for (int k = 0; k < kPairVecs; ++k) {
-      const VecI pair = VecI::loadu(p + 2 * W * k);
-      v[2 * k] = floatOf(pair << splat(16));
-      v[2 * k + 1] = floatOf(pair & splat(kHigh));
-    }
+  static void loadPair(const c10::BFloat16* p, int k, Vec& a, Vec& b) {
+    const VecI pair = VecI::loadu(p + 2 * W * k);
+    a = floatOf(pair << splat(16));
+    b = floatOf(pair & splat(kHigh));
   }
   // Every result is exact in bfloat16: the upper halves of the bits (see Io<c10::BFloat16>).
-  static void store(const Vec (&v)[kVecsPerBlock], c10::BFloat16* p) {
-    for (int k = 0; k < kPairVecs; ++k) {
-      select(splat(kHigh), bitsOf(v[2 * k + 1]), bitsOf(v[2 * k]) >> splat(16)).store(p + 2 * W * k);
-    }
+  static void storePair(const Vec& a, const Vec& b, c10::BFloat16* p, int k) {
+    select(splat(kHigh), bitsOf(b), bitsOf(a) >> splat(16)).store(p + 2 * W * k);
+  }
+  static void load(const c10::BFloat16* p, Vec (&v)[kVecsPerBlock]) {
+    for (int k = 0; k < kPairVecs; ++k) loadPair(p, k, v[2 * k], v[2 * k + 1]);
   }
 };
 
@@ -372,44 +371,48 @@ inline void batchFactors(Batch& bt) {
 }
 
 // Stage C, one element vector: the code c = min(floor(bf16(4t) + 0.5), 7) with 4t = |x'| m
-// (exact scalings of a rec: docs/hifloat4.md A2 step 7), the output bits sign | c f. x + 0 turns -0.0
-// into +0.0, so the sign marks x' < 0 only.
+// (exact scalings of a rec: docs/hifloat4.md A2 step 7) and the sign bit of the output, set iff
+// x < 0 (-0.0 gives +0.0).
 struct Element {
-  VecI signBit;
-  Vec code;  // min(bf16(4t) + 0.5, 7): floor() gives c
+  Vec product;  // x m, rounded once; its sign bit is the output's
+  Vec code;     // c, an integer in [0, 7]
 };
 
-// bf16(v) for finite v in [0, 2^112): v + 2^(e + 16) has the grid of v's bf16 (8 significant
-// bits) and rounds to it, ties to even; subtracting the power of two again is exact.
-inline Vec roundToBf16Small(const Vec& v) {
-  const Vec big = floatOf((bitsOf(v) & splat(0x7F800000)) + splat(16 << 23));
-  return (v + big) - big;
-}
+// c = min(floor(bf16(u) + 0.5), 7) for u = min(|x m|, 7) (min before rounding: bf16 is monotone and
+// 7 is a bf16 value), exact for every u in [0, 7] (each of its float32 values was checked against the definition),
+// in three steps instead of a bf16 rounding, an add and a floor:
+// * h = (bits(u) + 0x8000) & ~0xFFFF rounds u to bf16 with ties away from zero instead of to even.
+//   c changes only where bf16(u) crosses a half k + 0.5, and the two roundings differ only at ties,
+//   whose neighbours never straddle k + 0.5 (itself a bf16 value): same c.
+// * v = (bits(u) + 0x8000) | 0xFFFF lies strictly between h and the next bf16 value h+, so between
+//   the same two halves as h but never on one (its low 16 bits are ones, a half's are zeros):
+//   RNE(v) = floor(h + 0.5), with no tie to break. h <= 7 gives RNE(v) <= 7.
+// NaN u (only in a poisoned block, whose outputs are replaced) stays NaN or a finite garbage code.
+inline Vec codeOf(const Vec& u) { return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round(); }
 
 inline Element elementOf(const Vec& x, const Vec& m) {
-  const Vec xz = x + Vec(0.0f);
-  // min before rounding: bf16 is monotone and 7 is a bf16 value, so this equals min(bf16(4t), 7).
-  const Vec u = absMin(xz * m, Vec(7.0f));
-  return {bitsOf(xz) & splat(kSignBit), roundToBf16Small(u) + Vec(0.5f)};
+  const Vec p = signedProduct(x, m);  // sign bit: x < 0
+  return {p, codeOf(absMin(p, Vec(7.0f)))};
 }
 
 // f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
 template <class T>
 inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sumBits, const Lookups<T>& lk) {
-  Vec v[kVecsPerBlock];
-  BlockIo<T>::load(in, v);
   Vec mRows[kSubVecs];
   for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
   const VecI sum(sumBits);
-  Vec y[kVecsPerBlock];
-  for (int k = 0; k < kVecsPerBlock; ++k) {
-    const int slot = Layout<T>::slotOf(k);
-    const Vec m = lookup(mRows[factorRowOf<T>(k)], lk.index[slot]);
-    const Vec f = floatOf(sum - bitsOf(m));
-    const Element e = elementOf(v[k], m);
-    y[k] = floatOf(bitsOf(e.code.floor() * f) | e.signBit);
+  for (int k = 0; k < kPairVecs; ++k) {
+    Vec v[2];
+    BlockIo<T>::loadPair(in, k, v[0], v[1]);
+    for (int i = 0; i < 2; ++i) {
+      const int vec = 2 * k + i;
+      const Vec m = lookup(mRows[factorRowOf<T>(vec)], lk.index[Layout<T>::slotOf(vec)]);
+      const Vec f = floatOf(sum - bitsOf(m));
+      const Element e = elementOf(v[i], m);
+      v[i] = floatOf(withSignOf(bitsOf(e.code * f), e.product));
+    }
+    BlockIo<T>::storePair(v[0], v[1], out, k);
   }
-  BlockIo<T>::store(y, out);
 }
 
 // Pack, one block: value bytes (even element in the low nibble, nibble = 8 [x' < 0] + c).
@@ -423,8 +426,7 @@ inline void packBlockOf(const T* in, uint8_t* value, const float* mRow, const Lo
   for (int k = 0; k < kVecsPerBlock; ++k) {
     const int slot = Layout<T>::slotOf(k);
     const Element e = elementOf(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
-    // The code as an integer: truncation is floor here (the value is >= 0.5).
-    nib[k] = at::vec::convert_to_int_of_same_size(e.code) | ((e.signBit >> splat(31)) & splat(8));
+    nib[k] = at::vec::convert_to_int_of_same_size(e.code) | ((bitsOf(e.product) >> splat(31)) & splat(8));
   }
   for (int k = 0; k < kPairVecs; ++k) {
     VecI even = nib[2 * k], odd = nib[2 * k + 1];
@@ -652,7 +654,7 @@ inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
     for (int g = 0; g < G; ++g) {
       const Vec& mr = m[g][row / 4];
       const Element e = elementOf(v[g], mr);
-      const VecI bits = bitsOf(e.code.floor() * floatOf(lf[g].sumBits - bitsOf(mr))) | e.signBit;
+      const VecI bits = withSignOf(bitsOf(e.code * floatOf(lf[g].sumBits - bitsOf(mr))), e.product);
       v[g] = floatOf(select(lf[g].poison, splat(kQuietNaN), bits));
     }
     ColumnIo<T>::store(v, out + row * stride);

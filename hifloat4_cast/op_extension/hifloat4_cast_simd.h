@@ -8,6 +8,10 @@
 // * (storeLowBytes, pack's nibble bytes, is shared with MXFP4: common/op_host/amct_cpu_simd.h.)
 // * absMin: min(|v|, limit) in one AVX-512 instruction (vrangeps) instead of an and and a min; it
 //   is on the per-element path of every code.
+// * signedProduct: x m with the sign bit of x < 0, as one fused multiply-add x m + 0 instead of
+//   x + 0 and a multiply (at::vec::fmadd is not fused in the portable copy, so it cannot be used).
+// * withSignOf: bits | (sign bit of p), one AVX-512 ternary-logic instruction instead of an and
+//   and an or (GCC does not always fuse them itself).
 //
 // The portable copies are plain loops over the lanes; every copy gives the same bits.
 #pragma once
@@ -58,6 +62,32 @@ inline at::vec::Vectorized<float> absMin(const at::vec::Vectorized<float>& v, co
   limit.store(b);
   for (int i = 0; i < n; ++i) a[i] = std::fabs(a[i]) < b[i] ? std::fabs(a[i]) : b[i];
   return at::vec::Vectorized<float>::loadu(a);
+#endif
+}
+
+// x m rounded once (RNE), for m > 0 finite, with its sign bit set iff x < 0: -0.0 gives +0.0, and
+// a negative x whose product underflows gives -0.0. The fused x m + (+0) rounds the exact product
+// once; an exact -0 plus +0 is +0, and an inexact product keeps its sign when it rounds to zero
+// (IEEE 754). The portable copy gets the same bits from (x + 0) m: a product's sign is always the
+// xor of its operands' signs.
+inline at::vec::Vectorized<float> signedProduct(const at::vec::Vectorized<float>& x, const at::vec::Vectorized<float>& m) {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_fmadd_ps(x, m, _mm512_setzero_ps());
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_fmadd_ps(x, m, _mm256_setzero_ps());
+#else
+  return (x + at::vec::Vectorized<float>(0.0f)) * m;
+#endif
+}
+
+// bits with the sign bit of p or-ed in.
+inline at::vec::Vectorized<int32_t> withSignOf(const at::vec::Vectorized<int32_t>& bits, const at::vec::Vectorized<float>& p) {
+#if defined(CPU_CAPABILITY_AVX512)
+  // imm 0xF8: a | (b & c) of the operands a, b, c.
+  return _mm512_ternarylogic_epi32(bits, _mm512_castps_si512(p), _mm512_set1_epi32(INT32_MIN), 0xF8);
+#else
+  const at::vec::Vectorized<int32_t> pBits = at::vec::cast<int32_t>(p);
+  return bits | (pBits & at::vec::Vectorized<int32_t>(INT32_MIN));
 #endif
 }
 
