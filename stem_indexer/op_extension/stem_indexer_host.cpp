@@ -1,6 +1,7 @@
 #include "stem_indexer_host.h"
 
 #include "stem_indexer_cpu_kernels.h"
+#include "amct_matmul_platform.h"
 #include "amct_tiling.h"
 #include "tiling/tiling_api.h"
 
@@ -593,19 +594,11 @@ static void checkScoreTiling(const TCubeTiling& t, int32_t rows) {
               ", singleCoreN ", t.singleCoreN, ", singleCoreK ", t.singleCoreK);
 }
 
-// The Matmul tiling API for the kernel's SoC (ascend950), not the build's: the kernel is dav-3510
-// code (KERNEL_3510), which a dav-2201 build runs in the sim.
-static matmul_tiling::PlatformInfo kernelPlatform() {
-  matmul_tiling::PlatformInfo p{};
-  p.socVersion = platform_ascendc::SocVersion::ASCEND950;
-  return p;
-}
-
 // The group score matmul's tiling: A (rows x 2048) bf16, B (256 x 2048) bf16 transposed, C fp32
 // in the AIV's UB (VECIN); the kernel sets each call's M, N and A's row stride (SetOrgShape, SetTail).
 static TCubeTiling scoreTiling(uint32_t rows) {
   using namespace matmul_tiling;
-  MatmulApiTiling api(kernelPlatform());
+  MatmulApiTiling api(ascend950MatmulPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, true);
   api.SetCType(TPosition::VECIN, CubeFormat::ND, DataType::DT_FLOAT);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "amct_matmul_platform.h"
 #include "amct_tiling.h"
 #include "svd_quant_host.h"
 #include "tiling/tiling_api.h"
@@ -94,17 +95,9 @@ struct MatmulShape {
   int32_t m, n, k, orgN;
 };
 
-// The Matmul tiling API for the fused kernel's SoC (not the build's: a dav-2201 build runs it in
-// the sim too).
-matmul_tiling::PlatformInfo fusedPlatform() {
-  matmul_tiling::PlatformInfo p{};
-  p.socVersion = platform_ascendc::SocVersion::ASCEND950;
-  return p;
-}
-
 TCubeTiling bf16Tiling(const char* what, const MatmulShape& s) {
   using namespace matmul_tiling;
-  MatmulApiTiling api(fusedPlatform());
+  MatmulApiTiling api(ascend950MatmulPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
   api.SetCType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16);
@@ -120,7 +113,7 @@ TCubeTiling bf16Tiling(const char* what, const MatmulShape& s) {
 
 TCubeTiling mxTiling(const MatmulShape& s) {
   using namespace matmul_tiling;
-  MatmulApiTiling api(fusedPlatform());
+  MatmulApiTiling api(ascend950MatmulPlatform());
   api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT4_E2M1, false);
   api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_FLOAT4_E2M1, true);
   api.SetScaleAType(TPosition::GM, CubeFormat::ND, false);
