@@ -59,6 +59,28 @@ class MarkdownReportTest(unittest.TestCase):
         measured["machine"] = dict(FACTS, **machine)
         return _benchplot.markdown_report("cmd", [("pkg_a", "benchmark A", measured, "")])
 
+    def test_machine_line_names_the_simd_copy_that_ran(self):
+        simd = {"active": "avx2", "detected": "avx512", "cpu_flags": ["avx2", "avx512f", "avx512_bf16"]}
+        text = self.report_measured_with(simd=simd)
+        self.assertIn("native CPU kernels ran their AVX2 copy (forced; this CPU supports AVX-512); "
+                      "cpu flags avx2 avx512f avx512_bf16", text)
+        same = self.report_measured_with(simd=dict(simd, active="avx512"))
+        self.assertIn("ran their AVX-512 copy; cpu flags", same)
+        self.assertNotIn("forced", same)
+
+    def test_simd_facts_follow_the_capability_hook(self):
+        import torch
+
+        active, detected = torch.ops.amct._cpu_capability("reset")  # active: detected, or AMCT_CPU_CAPABILITY's
+        try:
+            torch.ops.amct._cpu_capability("default")
+            facts = _benchutil.simd_facts()
+        finally:
+            torch.ops.amct._cpu_capability("reset")
+        self.assertEqual(facts["active"], "default")
+        self.assertEqual(facts["detected"], detected)
+        self.assertEqual(_benchutil.simd_facts()["active"], active)
+
     def test_report_warns_when_the_machine_was_overloaded(self):
         text = self.report_measured_with(load_average_before=7.5, other_load_before=1.5)
         self.assertIn("**Warning: measured on an overloaded machine**", text)

@@ -112,8 +112,11 @@ def plot_results(package, results, path, facts=None):
 def machine_line(facts):
     sim = facts.get("sim_platform")
     thp = facts.get("transparent_hugepages")
+    simd = facts.get("simd")
     return (f"{facts.get('cpu_model')} ({facts.get('machine')}), {facts.get('nproc')} CPUs available, "
-            f"torch threads {facts.get('torch_threads')}; python {facts.get('python')}, torch "
+            f"torch threads {facts.get('torch_threads')}"
+            + (f"; {bu.simd_text(simd)}" if simd else "")
+            + f"; python {facts.get('python')}, torch "
             f"{facts.get('torch')}; amct_ops {facts.get('amct_ops')}, backend {facts.get('backend')}, "
             f"soc {facts.get('soc')}, device {facts.get('device')}"
             + (f"; transparent huge pages {thp['enabled']}, defrag {thp['defrag']}" if thp else "")

@@ -421,6 +421,48 @@ def _cpu_model():
     return platform.processor() or platform.machine() or "unknown"
 
 
+# cpuinfo flags that decide which code runs: the native kernels' copies (avx2, avx512f) and
+# torch's own reduced-precision GEMMs (avx512_bf16, amx_bf16), the baseline of some bars.
+_SIMD_FLAGS = ("avx2", "avx512f", "avx512bw", "avx512_bf16", "amx_bf16")
+
+
+def _cpu_flags():
+    """The _SIMD_FLAGS this CPU reports in /proc/cpuinfo (empty where it does not tell)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags":
+                    present = set(value.split())
+                    return [flag for flag in _SIMD_FLAGS if flag in present]
+    except OSError:
+        pass
+    return []
+
+
+def simd_facts():
+    """Which copy of the native CPU kernels runs (``_cpu_capability``: the active one, lowered by
+    AMCT_CPU_CAPABILITY, and the best this CPU supports), or None before amct_ops is loaded."""
+    import torch
+
+    try:
+        active, detected = torch.ops.amct._cpu_capability()
+    except (AttributeError, RuntimeError):
+        return None
+    return {"active": active, "detected": detected, "cpu_flags": _cpu_flags()}
+
+
+def simd_text(simd):
+    """``simd_facts()`` as words for a page's machine line."""
+    names = {"avx512": "AVX-512", "avx2": "AVX2", "default": "portable"}
+    active, detected = simd["active"], simd["detected"]
+    text = f"native CPU kernels ran their {names.get(active, active)} copy"
+    if active != detected:
+        text += f" (forced; this CPU supports {names.get(detected, detected)})"
+    flags = simd.get("cpu_flags")
+    return text + (f"; cpu flags {' '.join(flags)}" if flags else "; cpu flags unknown")
+
+
 def load_average():
     """The 1-minute load average, or None where the OS does not tell."""
     try:
@@ -532,6 +574,7 @@ def machine_facts():
         "load_average": load_average(),
         "load_averages": load_averages(),
         "transparent_hugepages": huge_page_facts(),
+        "simd": simd_facts(),
     }
 
 
