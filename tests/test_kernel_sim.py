@@ -1297,29 +1297,6 @@ class SimMatmulKfcTest(_ProgramTest):
         self.assertChecks(["kfc_cost_m_pipe_charged_at_ratio"])
 
 
-class SimMatmulIbShareTest(_ProgramTest):
-    """The Matmul API's IBShare template (tests/sim/test_sim_matmul_ibshare.cpp): an ibShare B shared
-    in L1 by the two AIVs' paired IterateAll requests, the fake message, each guard with its passing
-    twin (values against a brute-force matmul), and B's GM load charged once per pair."""
-
-    program = "test_sim_matmul_ibshare"
-
-    def test_program_clean(self):
-        ProgramTestBase.assertProgramClean(self, min_checks=12)
-
-    def test_pairs_and_fake_message(self):
-        self.assertChecks(["ibshare_paired_iterate_all_values", "ibshare_fake_message_values"])
-
-    def test_guards(self):
-        self.assertChecks(["ibshare_guard_pair_disagrees_on_b", "ibshare_guard_unpaired_at_end",
-                           "ibshare_guard_unpaired_at_launch_end", "ibshare_guard_iterate_is_not_paired",
-                           "ibshare_guard_fake_without_ibshare", "ibshare_guard_needs_mix_1_2",
-                           "ibshare_guard_shared_b_not_whole_in_l1"])
-
-    def test_cost(self):
-        self.assertChecks(["ibshare_cost_b_loaded_once_per_pair"])
-
-
 class SimGmOrderTest(_ProgramTest):
     """GM ordering (tests/sim/test_sim_gm_order.cpp): within a core by pipe flags or barriers, and
     between the cores of one AI core of a MIX launch by cross-core flags on the pipe that made the
@@ -1371,21 +1348,10 @@ MATMUL_NEGATIVE = {
     "mx_half_with_scale": ("Matmul<Mx<half>, Mx<half>, Gm<float>, Gm<float>, CFG_MDL, "
                            "MatmulCallBackFunc<nullptr, nullptr, nullptr>, Impl::Detail::MatmulWithScalePolicy> mm;",
                            {2201: "only fp4x2_e2m1_t x fp4x2_e2m1_t", 3510: "only fp4x2_e2m1_t x fp4x2_e2m1_t"}),
-    "ibshare_b_without_ibshare_template": (
-        "Matmul<Gm<half>, MatmulType<TPosition::GM, CubeFormat::ND, half, true, LayoutMode::NONE, true>, Gm<float>> mm;",
-        {2201: "goes with the IBShare template", 3510: "goes with the IBShare template"}),
-    "ibshare_template_without_ibshare": ("Matmul<Gm<half>, Gm<half>, Gm<float>, Gm<float>, CFG_IBSHARE_NORM> mm;",
-                                         {2201: "needs A or B marked ibShare", 3510: "needs A or B marked ibShare"}),
-    "ibshare_a_and_b": ("Matmul<MatmulType<TPosition::GM, CubeFormat::ND, half, false, LayoutMode::NONE, true>, "
-                        "MatmulType<TPosition::GM, CubeFormat::ND, half, true, LayoutMode::NONE, true>, Gm<float>, "
-                        "Gm<float>, CFG_IBSHARE_NORM> mm;",
-                        {2201: "A and B both ibShare", 3510: "A and B both ibShare"}),
 }
 MATMUL_GOOD = (
     "inline void good() { Matmul<Gm<bfloat16_t>, Gm<bfloat16_t, true>, Gm<float>, Gm<float>, CFG_MDL> a; "
-    "Matmul<Gm<half>, Gm<half>, Gm<bfloat16_t>> b; (void)a; (void)b; "
-    "Matmul<Gm<bfloat16_t>, MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t, true, LayoutMode::NONE, true>, "
-    "Gm<float>, Gm<float>, CFG_IBSHARE_NORM> c; (void)c; }\n"
+    "Matmul<Gm<half>, Gm<half>, Gm<bfloat16_t>> b; (void)a; (void)b; }\n"
     "#if __NPU_ARCH__ == 3510\n"
     "inline void good_mx() { Matmul<Mx<fp4x2_e2m1_t>, Mx<fp4x2_e2m1_t, true>, Gm<bfloat16_t>, Gm<float>, CFG_NORM, "
     "MatmulCallBackFunc<nullptr, nullptr, nullptr>, Impl::Detail::MatmulWithScalePolicy> mm; (void)mm; }\n"

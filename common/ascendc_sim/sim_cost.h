@@ -96,18 +96,14 @@ class CostBlock {
   // bytes2: element bytes times 2 (fp4: 1); fracK: K elements of one fractal (16, or 64 for fp4).
   // share: the AIC's time is shared by that many clients (the KFC form charges each AIV's requests
   // on its own cube timeline at `share` times their cost).
-  // aGmPart / bGmPart: the part of A's / B's GM -> L1 load this request pays (IBShare: a matrix
-  // shared in L1 by the two AIVs' paired requests is loaded once for both, half charged to each).
   void CubeTile(int32_t mLen, int32_t nLen, int32_t k, int32_t baseK, uint32_t aBytes2, uint32_t bBytes2,
-                uint32_t fracK, bool fp4, double share = 1.0, double aGmPart = 1.0, double bGmPart = 1.0) {
+                uint32_t fracK, bool fp4, double share = 1.0) {
     const double perFractal = share * (fp4 ? t_->cubeCyclesPerFractalFp4.value : t_->cubeCyclesPerFractal16.value);
     const double issue = t_->cubeIssueCycles.value;
     for (int32_t k0 = 0, s = 0; k0 < k; k0 += baseK, ++s) {
       const int32_t kLen = std::min(baseK, k - k0);
       const double bytes = (static_cast<double>(mLen) * kLen * aBytes2 + static_cast<double>(kLen) * nLen * bBytes2) / 2;
-      const double gmBytes = (static_cast<double>(mLen) * kLen * aBytes2 * aGmPart +
-                              static_cast<double>(kLen) * nLen * bBytes2 * bGmPart) / 2;
-      const double l2 = IssueAt(cost::kMte2, issue + share * gmBytes / t_->cubeGmBytesPerCycle.value,
+      const double l2 = IssueAt(cost::kMte2, issue + share * bytes / t_->cubeGmBytesPerCycle.value,
                                 t_->dmaLatencyCycles.value, l1Free_[s & 1]);
       const double l0 = IssueAt(cost::kMte1, issue + share * bytes / t_->mte1BytesPerCycle.value, 0.0,
                                 std::max(l2, l0Free_[s & 1]));

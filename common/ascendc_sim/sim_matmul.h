@@ -15,19 +15,6 @@
 //    a client's request on the AIV's thread; its cost goes to that AIV's cube timeline at `ratio`
 //    times the cost (the AIC serves its AIVs in turn).
 //
-// IBShare (docs: Matmul使用说明.md IBSHARE, MatmulConfig.md IBShare template / doIBShareNorm /
-// enableDoubleCache, GetIBShareNormConfig.md, IterateAll.md fakeMsg; impl: kfc/matmul_server.h
-// SkipMsg, resource/cube_in_buffer/global_cache.h): with B (or A) marked ibShare in its MatmulType
-// and the IBShare template, the two AIVs' Matmul objects of one AI core share that matrix in L1:
-// the server pairs their IterateAll requests (one of each AIV in turn) and loads the shared
-// matrix from GM once per pair when its GM address is the same. The sim: the KFC form of a MIX 1:2
-// launch only; only IterateAll (GM or UB output) pairs; the n-th request of AIV 0 pairs with the
-// n-th of AIV 1 and must name the same shared matrix (address, rows, K, pitch, transpose) unless
-// one of them is a fake (IterateAll(gm, .., fakeMsg = true): no computation, no output); every
-// request must be paired by the end (End of both AIVs, or the launch); the shared matrix must fit
-// L1 whole beside A's buffers. Data are what each request computes alone; the cost charges a
-// full base tile of the shared matrix's GM -> L1 load half to each request of the pair.
-//
 // Numerics (the sim's definition; docs/kernel_sim_api.md): every output element is
 //   acc = bias (or +0); for k = 0, 1, ..., K-1: acc = fp32(acc + a[m][k] * b[k][n])
 // with a*b exact in fp32 (bf16*bf16 and half*half products fit 24 bits; a bf16 product outside
@@ -45,7 +32,6 @@
 #include <vector>
 
 #include "sim_memory.h"
-#include "sim_mix.h"
 #include "sim_tiling_data.h"
 
 // ---- enums and config (include/adv_api/matmul/matmul_config.h) --------------------------------
@@ -104,7 +90,6 @@ struct MatmulConfig {
   bool intraBlockPartSum = false;
   IterateOrder iterateOrder{IterateOrder::UNDEF};
   ScheduleType scheduleType;
-  bool enableDoubleCache;  // IBShare: two cached blocks in L1 (not on Ascend 950)
 };
 
 // GetNormalConfig / GetMDLConfig (include/adv_api/matmul/tiling.h): the Norm and MDL templates.
@@ -150,28 +135,8 @@ constexpr MatmulConfig GetMDLConfig(const bool intrinsicsLimit = false, const bo
   return c;
 }
 
-// GetIBShareNormConfig (include/adv_api/matmul/tiling.h; docs GetIBShareNormConfig.md): the IBShare
-// template (doIBShareNorm, doNorm false), for MIX kernels only.
-constexpr MatmulConfig GetIBShareNormConfig(const bool intrinsicsLimit = false, const bool batchLoop = false,
-                                            const bool isVecND2NZ = false,
-                                            const BatchMode bmmMode = BatchMode::BATCH_LESS_THAN_L1,
-                                            const bool isDoubleCache = false, const bool enUnitFlag = true) {
-  MatmulConfig c{};
-  c.intrinsicsCheck = intrinsicsLimit;
-  c.isNBatch = batchLoop;
-  c.enVecND2NZ = isVecND2NZ;
-  c.enUnitFlag = enUnitFlag;
-  c.doIBShareNorm = true;
-  c.batchMode = bmmMode;
-  c.enableUBReuse = true;
-  c.scheduleType = ScheduleType::INNER_PRODUCT;
-  c.enableDoubleCache = isDoubleCache;
-  return c;
-}
-
 constexpr MatmulConfig CFG_NORM = GetNormalConfig();
 constexpr MatmulConfig CFG_MDL = GetMDLConfig();
-constexpr MatmulConfig CFG_IBSHARE_NORM = GetIBShareNormConfig();
 
 namespace AscendC {
 
@@ -413,62 +378,6 @@ inline void MatmulGmWrite(BlockCtx* c, const char* api, uintptr_t base, uintptr_
 
 inline bool MatmulCostOnly(const BlockCtx* c) { return c->cost != nullptr && c->launch->costOnly; }
 
-// ---- IBShare pairing (MixGroup::ibShare, sim_mix.h) ----
-inline MixGroup::IbSharePair& IbSharePairOf(BlockCtx* c, const void* key) {
-  MixGroup::IbSharePair& p = c->mix->ibShare[{c->aicIdx, key}];
-  return p;
-}
-
-inline std::string IbShareDescribe(const MixGroup::IbShareRequest& r) {
-  return Fmt("GM %#llx, %d rows x K %d, pitch %d, %s", static_cast<unsigned long long>(r.base), r.rows, r.k, r.pitch,
-             r.trans ? "transposed" : "not transposed");
-}
-
-// Queues this AIV's request; when the other AIV's request of the same rank is there, checks that
-// the two name the same shared matrix (a fake names none).
-inline void IbShareSubmit(BlockCtx* c, const char* api, const void* key, const char* matrix,
-                          const MixGroup::IbShareRequest& r) {
-  MixGroup& m = *c->mix;
-  std::lock_guard<std::mutex> lock(m.mu);
-  MixGroup::IbSharePair& p = IbSharePairOf(c, key);
-  p.matrix = matrix;
-  const uint32_t sub = c->subBlockIdx & 1u;
-  std::deque<MixGroup::IbShareRequest>& other = p.pending[1 - sub];
-  if (other.empty()) {
-    p.pending[sub].push_back(r);
-    return;
-  }
-  const MixGroup::IbShareRequest o = other.front();
-  other.pop_front();
-  const uint64_t rank = p.paired++;
-  if (r.fake || o.fake) return;
-  if (r.base != o.base || r.rows != o.rows || r.k != o.k || r.pitch != o.pitch || r.trans != o.trans) {
-    MatmulFail(api, Fmt("IBShare: IterateAll request %llu of the two AIVs of AIC %u disagree on the shared matrix %s "
-                        "(sub-block %u: %s; sub-block %u: %s): the matrix marked ibShare must be the same GM data for "
-                        "both (MatmulConfig.md, IBShare: the AIVs' %s has the same GM address); an AIV without work "
-                        "for this pair sends IterateAll(gm, 0, false, false, /*fakeMsg=*/true)",
-                        static_cast<unsigned long long>(rank), c->aicIdx, matrix, sub, IbShareDescribe(r).c_str(),
-                        1 - sub, IbShareDescribe(o).c_str(), matrix));
-  }
-}
-
-// End of this AIV's object: once both AIVs have ended, no request may wait for a partner.
-inline void IbShareEnd(BlockCtx* c, const char* api, const void* key) {
-  MixGroup& m = *c->mix;
-  std::lock_guard<std::mutex> lock(m.mu);
-  MixGroup::IbSharePair& p = IbSharePairOf(c, key);
-  p.ended[c->subBlockIdx & 1u] = true;
-  if (!p.ended[0] || !p.ended[1]) return;
-  for (uint32_t s = 0; s < 2; ++s) {
-    if (!p.pending[s].empty()) {
-      MatmulFail(api, Fmt("IBShare: at End, %zu IterateAll request(s) of sub-block %u of AIC %u have no partner: the "
-                          "two AIVs' IterateAll calls must match in number (IterateAll.md, fakeMsg: an AIV without "
-                          "work sends IterateAll(gm, 0, false, false, /*fakeMsg=*/true) to keep them paired)",
-                          p.pending[s].size(), s, c->aicIdx));
-    }
-  }
-}
-
 // KFC form, REGIST_MATMUL_OBJ: true on the AIC (which serves and returns), false on the AIVs.
 inline bool KfcServerReturns() {
   static const char* const kApi = "REGIST_MATMUL_OBJ";
@@ -511,29 +420,8 @@ class MatmulImpl {
                 "Matmul (kernel sim): batch layouts (LayoutMode) are not emulated");
   static_assert(amct_sim::detail::kIsCubeOut<DstT>, "Matmul: C must be float, half or bfloat16_t");
   static_assert(amct_sim::detail::kIsCubeOut<BiasT>, "Matmul: Bias must be float, half or bfloat16_t");
-  static_assert(MM_CFG.doNorm || MM_CFG.doMultiDataLoad || MM_CFG.doIBShareNorm,
-                "Matmul (kernel sim): only the Norm (CFG_NORM), MDL (CFG_MDL) and IBShare (CFG_IBSHARE_NORM) templates "
-                "are emulated");
-  static_assert(!(MM_CFG.doNorm && MM_CFG.doIBShareNorm),
-                "Matmul: Neither Norm nor IBShareNorm can be enabled simultaneously (scheduler_base.h)");
-  // IBShare (Matmul使用说明.md IBSHARE; MatmulConfig.md; matmul_shape_tiling.h).
-  static constexpr bool kShareA = A_TYPE::ibShare, kShareB = B_TYPE::ibShare;
-  static constexpr bool kIbShare = kShareA || kShareB;
-  static_assert(!(kShareA && kShareB),
-                "Matmul (kernel sim): A and B both ibShare (L1 shares both; Norm template, IterateAll only) is not emulated");
-  static_assert(!kIbShare || MM_CFG.doIBShareNorm,
-                "Matmul: one ibShare matrix (A or B) goes with the IBShare template (CFG_IBSHARE_NORM / "
-                "GetIBShareNormConfig; Matmul使用说明.md, IBSHARE)");
-  static_assert(!MM_CFG.doIBShareNorm || kIbShare,
-                "Matmul: the IBShare template needs A or B marked ibShare in its MatmulType (matmul_shape_tiling.h: "
-                "When A is not ibShare, B should be ibShare)");
-  static_assert(!(MM_CFG.doIBShareNorm && isMxMatmul<A_TYPE, B_TYPE>),
-                "Matmul: MxMatmul does not support doIBShareNorm (MatmulConfig.md)");
-  static_assert(!(MM_CFG.enableDoubleCache && amct_sim::detail::kArch3510),
-                "Matmul: enableDoubleCache is not supported on Ascend 950 (MatmulConfig.md)");
-  static_assert(!MM_CFG.enableDoubleCache || MM_CFG.doIBShareNorm,
-                "Matmul: enableDoubleCache applies to the IBShare template only (MatmulConfig.md)");
-  static_assert(!MM_CFG.enableDoubleCache, "Matmul (kernel sim): enableDoubleCache (two cached blocks) is not emulated");
+  static_assert(MM_CFG.doNorm || MM_CFG.doMultiDataLoad,
+                "Matmul (kernel sim): only the Norm (CFG_NORM) and MDL (CFG_MDL) templates are emulated");
   static_assert(kMx || (amct_sim::detail::kIsCubeFloat16<SrcAT> && std::is_same<SrcAT, SrcBT>::value),
                 "Matmul (kernel sim): A and B must both be half or both bfloat16_t (float/int8 operands are not "
                 "emulated); MX operands need MatmulTypeWithScale for both");
@@ -554,7 +442,6 @@ class MatmulImpl {
   __aicore__ inline void Init(const TCubeTiling* __restrict cubeTiling, TPipe* tpipe = nullptr) {
     (void)tpipe;
     amct_sim::detail::MatmulInit(s_, cubeTiling, kABytes2, kBBytes2, __NPU_ARCH__, kMx, AMCT_CLIENT);
-    if constexpr (kIbShare) CheckIbShareInit();
   }
 
   __aicore__ inline void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
@@ -634,11 +521,6 @@ class MatmulImpl {
     static const char* const kApi = "Matmul::Iterate";
     amct_sim::detail::BlockCtx* c = Live(kApi);
     if (enPartialSum) amct_sim::detail::MatmulFail(kApi, "enPartialSum is not emulated");
-    if constexpr (kIbShare) {
-      amct_sim::detail::MatmulFail(kApi, "IBShare: the two AIVs' requests that share a matrix are paired IterateAll "
-                                         "calls (the server pairs ITERATE_ALL messages, matmul_server.h; IterateAll.md "
-                                         "fakeMsg); Iterate / GetTensorC requests are not paired: use IterateAll");
-    }
     CheckInputs(kApi);
     const int32_t tiles = TilesM() * TilesN();
     if (s_.tile + 1 >= tiles) {
@@ -659,7 +541,6 @@ class MatmulImpl {
   __aicore__ inline void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
     static const char* const kApi = "Matmul::GetTensorC";
     amct_sim::detail::BlockCtx* c = Live(kApi);
-    if constexpr (kIbShare) amct_sim::detail::MatmulFail(kApi, "IBShare: use IterateAll (see Iterate)");
     if (!s_.tileFresh) amct_sim::detail::MatmulFail(kApi, "no tile computed: call Iterate() first (once per GetTensorC)");
     if (enSequentialWrite) amct_sim::detail::MatmulFail(kApi, "enSequentialWrite is not emulated");
     int32_t m0, n0, mLen, nLen;
@@ -675,28 +556,15 @@ class MatmulImpl {
     static const char* const kApi = "Matmul::IterateAll";
     amct_sim::detail::BlockCtx* c = Live(kApi);
     (void)waitIterateAll;
+    (void)fakeMsg;
     if (enSequentialWrite) amct_sim::detail::MatmulFail(kApi, "enSequentialWrite is not emulated");
-    if (fakeMsg) {
-      if constexpr (!kIbShare) {
-        amct_sim::detail::MatmulFail(kApi, "fakeMsg = true outside IBShare: only the IBShare template (an ibShare A "
-                                           "or B) pairs IterateAll calls (\"Only Ib share mode support fake msg\", "
-                                           "matmul_server_impl_c220.h; intraBlockPartSum is not emulated)");
-      }
-      // A fake: no computation, no output; it only keeps the two AIVs' IterateAll calls paired.
-      amct_sim::detail::IbShareSubmit(c, kApi, Key(), SharedName(), amct_sim::detail::MixGroup::IbShareRequest{
-                                                                        0, 0, 0, 0, false, true});
-      s_.tile = -1;
-      s_.tileFresh = false;
-      return;
-    }
     CheckInputs(kApi);
-    if constexpr (kIbShare) amct_sim::detail::IbShareSubmit(c, kApi, Key(), SharedName(), SharedRequest());
     std::vector<float> tile;
     const int32_t tiles = TilesM() * TilesN();
     for (int32_t t = 0; t < tiles; ++t) {
       int32_t m0, n0, mLen, nLen;
       TileRect(t, &m0, &n0, &mLen, &nLen);
-      ComputeTile(c, kApi, m0, n0, mLen, nLen, tile, kIbShare);
+      ComputeTile(c, kApi, m0, n0, mLen, nLen, tile);
       WriteTile(c, kApi, gm, enAtomic, m0, n0, mLen, nLen, tile);
     }
     s_.tile = -1;
@@ -710,7 +578,6 @@ class MatmulImpl {
   __aicore__ inline void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0, bool enSequentialWrite = false) {
     static const char* const kApi = "Matmul::GetTensorC(UB)";
     amct_sim::detail::BlockCtx* c = LiveUb(kApi);
-    if constexpr (kIbShare) amct_sim::detail::MatmulFail(kApi, "IBShare: use IterateAll (see Iterate)");
     (void)enSequentialWrite;
     if (!s_.tileFresh) amct_sim::detail::MatmulFail(kApi, "no tile computed: call Iterate() first (once per GetTensorC)");
     int32_t m0, n0, mLen, nLen;
@@ -725,12 +592,11 @@ class MatmulImpl {
     static const char* const kApi = "Matmul::IterateAll(UB)";
     amct_sim::detail::BlockCtx* c = LiveUb(kApi);
     CheckInputs(kApi);
-    if constexpr (kIbShare) amct_sim::detail::IbShareSubmit(c, kApi, Key(), SharedName(), SharedRequest());
     std::vector<float> tile;
     for (int32_t t = 0; t < TilesM() * TilesN(); ++t) {
       int32_t m0, n0, mLen, nLen;
       TileRect(t, &m0, &n0, &mLen, &nLen);
-      ComputeTile(c, kApi, m0, n0, mLen, nLen, tile, kIbShare);
+      ComputeTile(c, kApi, m0, n0, mLen, nLen, tile);
       WriteTileUb(c, kApi, ubCmatrix, static_cast<uint64_t>(m0) * s_.singleN + n0, s_.singleN, enAtomic, mLen, nLen,
                   tile);
     }
@@ -739,55 +605,14 @@ class MatmulImpl {
   }
 
   __aicore__ inline void End() {
-    amct_sim::detail::BlockCtx* c = Live("Matmul::End");
+    Live("Matmul::End");
     s_.ended = true;
-    if constexpr (kIbShare) amct_sim::detail::IbShareEnd(c, "Matmul::End", Key());
   }
 
   __aicore__ inline void SetSubBlockIdx(uint8_t subBlockIdx) { (void)subBlockIdx; }
   __aicore__ inline uint8_t GetSubBlockIdx() { return 0; }
 
  private:
-  // The pairing key of this Matmul type (one IBShare object per type per AIV).
-  static const void* Key() {
-    static const char tag = 0;
-    return &tag;
-  }
-  static const char* SharedName() { return kShareA ? "A" : "B"; }
-  amct_sim::detail::MixGroup::IbShareRequest SharedRequest() const {
-    amct_sim::detail::MixGroup::IbShareRequest r;
-    if constexpr (kShareA) {
-      r = {s_.a, s_.singleM, s_.singleK, s_.transA ? s_.orgM : s_.orgKa, s_.transA, false};
-    } else {
-      r = {s_.b, s_.singleN, s_.singleK, s_.transB ? s_.orgKb : s_.orgN, s_.transB, false};
-    }
-    return r;
-  }
-  // IBShare: a MIX 1:2 KFC client (GetIBShareNormConfig.md: MIX only), the shared matrix whole in
-  // L1 beside the other operand's buffers (MatmulConfig.md: 复用的A/B矩阵必须在L1 Buffer上全载).
-  void CheckIbShareInit() const {
-    static const char* const kApi = "Matmul::Init";
-    amct_sim::detail::BlockCtx* c = amct_sim::detail::Ctx(kApi);
-    if (!AMCT_CLIENT || c->mix == nullptr || c->launch->mixRatio != 2) {
-      amct_sim::detail::MatmulFail(kApi, "IBShare (an ibShare A or B) is for MIX 1:2 kernels in the KFC form: the two "
-                                         "AIVs' requests share the matrix in the AIC's L1 (GetIBShareNormConfig.md: "
-                                         "MIX only, not the pure cube / ASCENDC_CUBE_ONLY form)");
-    }
-    const TCubeTiling& x = s_.tiling;
-    const uint64_t shared = kShareA ? static_cast<uint64_t>(x.singleCoreM) * x.singleCoreK * kABytes2 / 2
-                                    : static_cast<uint64_t>(x.singleCoreN) * x.singleCoreK * kBBytes2 / 2;
-    const uint64_t other = kShareA ? static_cast<uint64_t>(std::max(1, x.depthB1)) * x.baseK * x.baseN * kBBytes2 / 2
-                                   : static_cast<uint64_t>(std::max(1, x.depthA1)) * x.baseM * x.baseK * kABytes2 / 2;
-    if (shared + other > amct_sim::cube::kL1Bytes) {
-      amct_sim::detail::MatmulFail(kApi, amct_sim::detail::Fmt(
-          "IBShare: the shared %s (singleCore %d x K %d: %llu B) must be loaded whole in L1 beside the other "
-          "operand's buffers (%llu B), but L1 has %u B (MatmulConfig.md, IBShare)",
-          SharedName(), kShareA ? x.singleCoreM : x.singleCoreN, x.singleCoreK,
-          static_cast<unsigned long long>(shared), static_cast<unsigned long long>(other),
-          amct_sim::cube::kL1Bytes));
-    }
-  }
-
   amct_sim::detail::BlockCtx* Live(const char* api) {
     amct_sim::detail::BlockCtx* c = amct_sim::detail::MatmulCtx(api, AMCT_CLIENT);
     amct_sim::detail::MatmulCheckInited(s_, api);
@@ -925,16 +750,11 @@ class MatmulImpl {
     if (s_.setBias) MatmulGmRead(c, api, s_.bias + n0 * sizeof(BiasT), s_.biasHi, 1, nLen * sizeof(BiasT), 0);
   }
 
-  // paired: an IBShare request; a full base tile of the shared matrix (N == baseN for B, M == baseM
-  // for A: the global cache holds full blocks only, cube_in_buffer_single_global_buffer.h) is
-  // loaded once for the pair, half charged here.
   void ComputeTile(amct_sim::detail::BlockCtx* c, const char* api, int32_t m0, int32_t n0, int32_t mLen,
-                   int32_t nLen, std::vector<float>& out, bool paired = false) const {
+                   int32_t nLen, std::vector<float>& out) const {
     CheckTileGm(c, api, m0, n0, mLen, nLen);
-    const double aPart = paired && kShareA && mLen == s_.tiling.baseM ? 0.5 : 1.0;
-    const double bPart = paired && kShareB && nLen == s_.tiling.baseN ? 0.5 : 1.0;
     AMCT_SIM_COST(c->cost, CubeTile(mLen, nLen, s_.singleK, s_.tiling.baseK, kABytes2, kBBytes2,
-                                    amct_sim::detail::kFractalK<SrcAT>, kMx, Share(c), aPart, bPart));
+                                    amct_sim::detail::kFractalK<SrcAT>, kMx, Share(c)));
     out.assign(static_cast<size_t>(mLen) * nLen, 0.0f);
     if (amct_sim::detail::MatmulCostOnly(c)) return;
     std::vector<float> bias(static_cast<size_t>(nLen), 0.0f);

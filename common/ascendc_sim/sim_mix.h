@@ -21,7 +21,6 @@
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -77,20 +76,6 @@ struct MixGroup {
   };
   std::map<std::tuple<int, int, int, int>, Meeting> meetings;
   std::vector<CoreGmOrder> order;  // per core, when the sync check is on (sim_gm_order.h)
-  // IBShare (sim_matmul.h): per (AI core, Matmul type) the IterateAll requests of each AIV that
-  // wait for their partner (the other AIV's request of the same rank), and which AIVs called End.
-  struct IbShareRequest {
-    uintptr_t base = 0;  // the shared matrix's GM address
-    int32_t rows = 0, k = 0, pitch = 0;  // its single-core rows (N of B / M of A), K, GM row pitch
-    bool trans = false, fake = false;
-  };
-  struct IbSharePair {
-    std::deque<IbShareRequest> pending[2];
-    uint64_t paired = 0;
-    bool ended[2] = {false, false};
-    const char* matrix = "B";
-  };
-  std::map<std::pair<uint32_t, const void*>, IbSharePair> ibShare;
 
   uint32_t CoresPerBlock() const { return 1 + ratio; }
   uint32_t CoreId(uint32_t g, bool aic, uint32_t sub) const { return g * CoresPerBlock() + (aic ? 0 : 1 + sub); }
@@ -322,17 +307,6 @@ inline std::string MixEndError(const MixGroup& m) {
         return Fmt("flags: the counter of flagId %d on %s is %zu at the end of the launch (a CrossCoreSetFlag without "
                    "its CrossCoreWaitFlag)",
                    f, m.CoreName(id).c_str(), m.cores[id].counter[f].size());
-      }
-    }
-  }
-  for (const auto& kv : m.ibShare) {
-    for (int sub = 0; sub < 2; ++sub) {
-      if (!kv.second.pending[sub].empty()) {
-        return Fmt("Matmul IBShare: %zu IterateAll request(s) of %s were never paired by the other AIV of AIC %u (the "
-                   "two AIVs' IterateAll calls of an IBShare Matmul must match in number; an AIV without work sends "
-                   "IterateAll(gm, 0, false, false, /*fakeMsg=*/true), IterateAll.md)",
-                   kv.second.pending[sub].size(), m.CoreName(m.CoreId(kv.first.first, false, sub)).c_str(),
-                   kv.first.first);
       }
     }
   }

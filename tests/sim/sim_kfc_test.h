@@ -1,4 +1,4 @@
-// Shared pieces of the KFC Matmul sim tests (test_sim_matmul_kfc.cpp, test_sim_matmul_ibshare.cpp):
+// Shared pieces of the KFC Matmul sim tests (test_sim_matmul_kfc.cpp):
 // the host tiling of one AIV's bf16 A (m x k, rows of an orgM-row matrix) times bf16 B
 // (n x k, transposed), fp32 C into the AIV's UB.
 #pragma once
