@@ -53,14 +53,21 @@ constexpr float kToGridUnits = PowerOfTwo(85);      // the grid 2^-149 (2^-85 in
 constexpr float kFromGridUnits = PowerOfTwo(-85);
 }  // namespace exact_sum
 
+// dst = the bits of x with the sign bit cleared (the bits of |x|, also for NaN, which no float
+// operation may touch): a shift left and back on uint32 lanes. dst may be x.
+__aicore__ inline void ClearSignBits(const AscendC::LocalTensor<uint32_t>& dst, const AscendC::LocalTensor<uint32_t>& x,
+                                     int32_t cnt) {
+  AscendC::ShiftLeft(dst, x, uint32_t(1), cnt);
+  AscendC::ShiftRight(dst, dst, uint32_t(1), cnt);
+}
+
 // mag = the bits of min(|x|, 2^-54) (int32), sign = the sign bit of x alone (x - |x| as int32,
 // no overflow).
 __aicore__ inline void MagnitudeAndSign(const AscendC::LocalTensor<int32_t>& mag,
                                         const AscendC::LocalTensor<int32_t>& sign,
                                         const AscendC::LocalTensor<float>& x, int32_t cnt) {
   AscendC::LocalTensor<uint32_t> magU = mag.template ReinterpretCast<uint32_t>();
-  AscendC::ShiftLeft(magU, x.template ReinterpretCast<uint32_t>(), uint32_t(1), cnt);
-  AscendC::ShiftRight(magU, magU, uint32_t(1), cnt);
+  ClearSignBits(magU, x.template ReinterpretCast<uint32_t>(), cnt);
   AscendC::Sub(sign, x.template ReinterpretCast<int32_t>(), mag, cnt);
   AscendC::Mins(mag, mag, exact_sum::kTinyBits, cnt);
 }
@@ -136,8 +143,7 @@ __aicore__ inline void ScaleAddExact(const AscendC::LocalTensor<float>& x, const
   // integers' fp32 values, as dav-2201 compares int32 for equality only: a lane within 32 bits of
   // T may go to the hardware path, exact there as well).
   MagnitudeAndSign(i0, i1, x, cnt);
-  AscendC::ShiftLeft(u2, y.template ReinterpretCast<uint32_t>(), uint32_t(1), cnt);
-  AscendC::ShiftRight(u2, u2, uint32_t(1), cnt);
+  ClearSignBits(u2, y.template ReinterpretCast<uint32_t>(), cnt);
   AscendC::Max(i2, i2, i0, cnt);
   AscendC::Cast(t2, i2, AscendC::RoundMode::CAST_RINT, count);  // monotone; float(n) < T only if n < T
   AscendC::Compares(mask1, t2, static_cast<float>(exact_sum::kTinyBits), AscendC::CMPMODE::LT, count);
@@ -147,8 +153,7 @@ __aicore__ inline void ScaleAddExact(const AscendC::LocalTensor<float>& x, const
   OrBits(t0, i1, cnt);
   // S = A + B, then s from |S| and the sign of S.
   AscendC::Add(t0, t0, scaledY, cnt);
-  AscendC::ShiftLeft(u2, t0.template ReinterpretCast<uint32_t>(), uint32_t(1), cnt);
-  AscendC::ShiftRight(u2, u2, uint32_t(1), cnt);
+  ClearSignBits(u2, t0.template ReinterpretCast<uint32_t>(), cnt);
   AscendC::Sub(i1, i0, i2, cnt);  // the sign bit of S
   AscendC::Compares(mask0, t2, exact_sum::kSubnormalLimit, AscendC::CMPMODE::LT, count);  // s subnormal or 0
   AscendC::Adds(i0, i2, int32_t(-(kUnitsExponent << 23)), cnt);  // normal s: |S| * 2^-64 by its exponent
@@ -174,12 +179,10 @@ template <int arch = __NPU_ARCH__>
 __aicore__ inline void TinyKeys(const AscendC::LocalTensor<float>& key, const AscendC::LocalTensor<float>& x,
                                 int32_t cnt) {
   AscendC::LocalTensor<uint32_t> u = key.template ReinterpretCast<uint32_t>();
-  AscendC::ShiftLeft(u, x.template ReinterpretCast<uint32_t>(), uint32_t(1), cnt);
-  AscendC::ShiftRight(u, u, uint32_t(1), cnt);
+  ClearSignBits(u, x.template ReinterpretCast<uint32_t>(), cnt);
   AscendC::Adds(key.template ReinterpretCast<int32_t>(), key.template ReinterpretCast<int32_t>(), int32_t(-1), cnt);
   if constexpr (arch != 3510) {
-    AscendC::ShiftLeft(u, u, uint32_t(1), cnt);
-    AscendC::ShiftRight(u, u, uint32_t(1), cnt);
+    ClearSignBits(u, u, cnt);
   }
 }
 
