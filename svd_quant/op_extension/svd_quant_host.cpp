@@ -572,7 +572,8 @@ at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weight
   at::Tensor fp4 = fp4Branch(xCodes, xScales, w, ws, plan.fp4Bf16);
   // ATen adds bf16 tensors in fp32 and rounds once: for bf16 a, b that is bf16 of the exact sum
   // (fp32 has more than 2 * 8 + 1 significand bits, so the double rounding is innocuous; A5).
-  return at::add(lowRank, fp4).view_symint(svdOutputShape(activation, d.n));
+  // In place: fp4 is a fresh tensor of this call, and a new output would cost its page faults.
+  return fp4.add_(lowRank).view_symint(svdOutputShape(activation, d.n));
 }
 
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode) {
