@@ -1,6 +1,7 @@
 // svd_quant: schemas of mxfp4_quantize, mxfp4_dequantize and svd_quant (with out= overloads of
 // the first two), and their Meta and CPU implementations. On the CPU the quantizer and the
-// dequantizer are native code (svd_quant_cpu.cpp); the matmuls of svd_quant are ATen fp32 GEMMs.
+// dequantizer are native code (svd_quant_cpu.cpp); the matmuls of svd_quant are ATen GEMMs (bf16 or fp32,
+// svd_quant_host.cpp).
 // The AscendC quantizer kernel runs on the CPU through the kernel sim as the private op
 // _mxfp4_quantize_emulated (same schema), which the tests hold bit for bit to the native op.
 // (The dequantizer has no AscendC kernel.) The fused svd_quant kernel of the NPU (dav-3510 MIX:

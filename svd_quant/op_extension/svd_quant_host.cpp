@@ -5,9 +5,11 @@
 #include "svd_quant_cpu.h"
 
 #include <ATen/MemoryOverlap.h>
+#include <ATen/cpu/Utils.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -427,6 +429,129 @@ at::Tensor dequantizeRowsNative(const at::Tensor& codes, const at::Tensor& scale
   return out;
 }
 
+// ---- svd_quant's GEMMs on the CPU (docs/mxfp4.md A5) -----------------------------------------
+
+// Which GEMMs run in bfloat16. kAuto decides by the CPU; the others are the test hook
+// AMCT_SVD_QUANT_GEMM (svd_quant/README.md): kFp32 everywhere, kBf16 as on a CPU with bf16 dot
+// products (the FP4 GEMM still gated by fp4FlushFree), kBf16Ungated without that gate (so the
+// tests can show that their inputs would be flushed).
+enum class GemmMode { kAuto, kFp32, kBf16, kBf16Ungated };
+
+constexpr const char* kGemmEnv = "AMCT_SVD_QUANT_GEMM";
+
+// Read per call, so that a test can switch it within one process.
+GemmMode gemmModeFromEnvironment() {
+  const char* env = std::getenv(kGemmEnv);
+  if (env == nullptr || *env == '\0') return GemmMode::kAuto;
+  const std::string mode(env);
+  if (mode == "auto") return GemmMode::kAuto;
+  if (mode == "fp32") return GemmMode::kFp32;
+  if (mode == "bf16") return GemmMode::kBf16;
+  TORCH_CHECK(mode == "bf16_ungated", kS, ": ", kGemmEnv, " must be auto, fp32, bf16 or bf16_ungated, got '", mode,
+              "'");
+  return GemmMode::kBf16Ungated;
+}
+
+// avx512_bf16 (vdpbf16ps) or AMX-BF16, as ATen's cpuinfo query reports them.
+bool cpuHasBf16DotProducts() {
+  static const bool has = [] {
+    const auto caps = at::cpu::get_cpu_capabilities();
+    auto flag = [&caps](const char* name) {
+      const auto it = caps.find(name);
+      return it != caps.end() && it->second.isBool() && it->second.toBool();
+    };
+    return flag("avx512_bf16") || flag("amx_bf16");
+  }();
+  return has;
+}
+
+// Torch's bf16 GEMM is oneDNN's; it beats the fp32 GEMM only with bf16 dot-product instructions
+// (on AVX2 it is several times slower). A run lowered to AVX2 or portable code
+// (AMCT_CPU_CAPABILITY, _cpu_capability) takes the fp32 path as such a CPU would, and so does one
+// with oneDNN disabled (torch.backends.mkldnn.enabled = False: ATen's slow fallback GEMM).
+bool bf16GemmsPay() {
+  return cpuHasBf16DotProducts() && amct::cpu::activeCapability() == amct::cpu::Capability::kAvx512 &&
+         at::hasMKLDNN() && at::globalContext().userEnabledMkldnn();
+}
+
+constexpr int kNoLiveBlock = 256;  // above every scale byte
+
+// A block's 16 code bytes hold a nonzero magnitude (code & 7 of either nibble).
+bool hasNonzeroCode(const uint8_t* blockCodes) {
+  uint8_t any = 0;
+  for (int i = 0; i < static_cast<int>(kBlock / 2); ++i) any |= blockCodes[i] & 0x77;
+  return any != 0;
+}
+
+// The smallest scale byte over the blocks holding a nonzero code (kNoLiveBlock if none): only
+// those blocks give nonzero elements (a block of zero codes dequantizes to ±0, or NaN for 0xFF,
+// whatever its scale; our quantizer gives all-zero blocks scale 0). codes: contiguous (rows,
+// K/2); block b of row r has its scale at scales[r * scaleStride + b]. Scans the scale bytes and
+// the codes only of blocks below the running minimum; stops once it is below 2.
+int liveMinScale(const uint8_t* codes, const uint8_t* scales, int64_t rows, int64_t blocks, int64_t scaleStride) {
+  int best = kNoLiveBlock;
+  for (int64_t r = 0; r < rows && best >= 2; ++r) {
+    const uint8_t* rowScales = scales + r * scaleStride;
+    const uint8_t* rowCodes = codes + r * blocks * (kBlock / 2);
+    for (int64_t b = 0; b < blocks; ++b) {
+      if (rowScales[b] < best && hasNonzeroCode(rowCodes + b * (kBlock / 2))) best = rowScales[b];
+    }
+  }
+  return best;
+}
+
+// Whether a bf16 GEMM of the dequantized Q(X) and Q(W) computes what the fp32 one does although
+// bf16 dot products flush subnormal inputs, products and sums to zero (DAZ/FTZ). A nonzero element
+// is e2m1 * 2^(s-127) = p * 2^(s-128) with an integer p in {1, 2, 3, 4, 6, 8, 12}: normal iff
+// s >= 2. Every product of nonzero elements of blocks with scales sx, sw is an integer multiple
+// of 2^(sx+sw-256), hence of u = 2^(sxMin+swMin-256); so is every exact partial sum, and its fp32
+// rounding too (rounding a multiple of u lands on a multiple of ulp >= u, or is exact when
+// ulp < u), so every value is 0 or at least u in magnitude. With u >= 2^-126 (sxMin + swMin >=
+// 130) and every element normal nothing subnormal ever appears, and the flush cannot act. If one
+// side has no nonzero element, every product is ±0 or NaN either way.
+bool fp4FlushFree(int sxMin, int swMin) {
+  if (sxMin == kNoLiveBlock || swMin == kNoLiveBlock) return true;
+  return sxMin >= 2 && swMin >= 2 && sxMin + swMin >= 130;
+}
+
+struct GemmPlan {
+  bool lowRankBf16;
+  bool fp4Bf16;
+};
+
+// X's codes (m, K/2) with dense scales (m, K/32); W's codes (N, K/2) with scale rows of
+// 2 * ceil(K/64) bytes (the pad byte ignored). Reads the scales only when a bf16 path is wanted.
+GemmPlan planGemms(const at::Tensor& xCodes, const at::Tensor& xScales, const at::Tensor& w, const at::Tensor& ws) {
+  const GemmMode mode = gemmModeFromEnvironment();
+  const bool bf16 = mode == GemmMode::kBf16 || mode == GemmMode::kBf16Ungated ||
+                    (mode == GemmMode::kAuto && bf16GemmsPay());
+  if (!bf16) return {false, false};
+  if (mode == GemmMode::kBf16Ungated) return {true, true};
+  const int64_t blocks = xScales.size(1);
+  const int sxMin = liveMinScale(bytePtr(xCodes), bytePtr(xScales), xCodes.size(0), blocks, blocks);
+  if (sxMin < 2) return {true, false};  // a subnormal element of Q(X): no need to scan W
+  const int swMin = liveMinScale(bytePtr(w), bytePtr(ws), w.size(0), blocks, ws.size(1));
+  return {true, fp4FlushFree(sxMin, swMin)};
+}
+
+// bf16(bf16(X·D)·U). In bf16 (bf16 operands, fp32 accumulation, one rounding to bf16 of each
+// product, which are A5's rounding points), or in fp32 on the exactly widened operands.
+at::Tensor lowRankBranch(const at::Tensor& x, const at::Tensor& down, const at::Tensor& up, bool inBf16) {
+  if (inBf16) return at::mm(at::mm(x, down), up);
+  at::Tensor xd = bf16(at::mm(x.to(at::kFloat), down.to(at::kFloat)));
+  return bf16(at::mm(xd.to(at::kFloat), up.to(at::kFloat)));
+}
+
+// bf16(Q(X)·Q(W)ᵀ). The dequantized elements are exact in bf16 and in fp32 (A3), so only the
+// GEMM's accumulation differs between the two, and fp4FlushFree keeps the bf16 one free of flushing.
+at::Tensor fp4Branch(const at::Tensor& xCodes, const at::Tensor& xScales, const at::Tensor& w, const at::Tensor& ws,
+                     bool inBf16) {
+  const at::ScalarType type = inBf16 ? at::kBFloat16 : at::kFloat;
+  at::Tensor xq = dequantizeRowsNative(xCodes, xScales, type);
+  at::Tensor wq = dequantizeRowsNative(w, ws, type);
+  return bf16(at::mm(xq, wq.t()));
+}
+
 }  // namespace
 
 at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
@@ -441,15 +566,14 @@ at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weight
   at::Tensor xScales = at::empty({m, d.k / kBlock}, contiguousOptions(x, at::kByte));
   runNativeQuantizer(x, amct_mxfp4::kRound, bytePtr(xCodes), bytePtr(xScales), xScales.size(1));
   at::Tensor w = asBytes(weights).contiguous();
-  at::Tensor ws = asBytes(scales).reshape({d.n, 2 * scaleK(d.k)});
-  // fp32 GEMMs of exactly widened operands, each result rounded to bf16 (A5 rounding points).
-  at::Tensor xd = bf16(at::mm(x.to(at::kFloat), down.to(at::kFloat)));
-  at::Tensor lowRank = bf16(at::mm(xd.to(at::kFloat), up.to(at::kFloat)));
-  at::Tensor xq = dequantizeRowsNative(xCodes, xScales, at::kFloat);
-  at::Tensor wq = dequantizeRowsNative(w, ws, at::kFloat);
-  at::Tensor fp4 = bf16(at::mm(xq, wq.t()));
-  // bf16(a + b) through fp32 equals bf16 of the exact sum for bf16 a, b (A5).
-  return bf16(at::add(lowRank.to(at::kFloat), fp4.to(at::kFloat))).view_symint(svdOutputShape(activation, d.n));
+  at::Tensor ws = asBytes(scales).reshape({d.n, 2 * scaleK(d.k)}).contiguous();
+  const GemmPlan plan = planGemms(xCodes, xScales, w, ws);
+  at::Tensor lowRank = lowRankBranch(x, down, up, plan.lowRankBf16);
+  at::Tensor fp4 = fp4Branch(xCodes, xScales, w, ws, plan.fp4Bf16);
+  // ATen adds bf16 tensors in fp32 and rounds once: for bf16 a, b that is bf16 of the exact sum
+  // (fp32 has more than 2 * 8 + 1 significand bits, so the double rounding is innocuous; A5).
+  // In place: fp4 is a fresh tensor of this call, and a new output would cost its page faults.
+  return fp4.add_(lowRank).view_symint(svdOutputShape(activation, d.n));
 }
 
 std::tuple<at::Tensor, at::Tensor> quantizeMeta(const at::Tensor& input, const std::string& roundMode) {

@@ -47,8 +47,10 @@ std::tuple<at::Tensor, at::Tensor> quantize(const at::Tensor& input, const std::
                                             const PlatformFacts& facts, const Launcher& launch);
 std::tuple<at::Tensor, at::Tensor> quantizeNative(const at::Tensor& input, const std::string& roundMode);
 at::Tensor dequantize(const at::Tensor& codes, const at::Tensor& scales, std::optional<at::ScalarType> dtype);
-// svd_quant on the CPU: the native quantizer and dequantizer, fp32 ATen GEMMs (docs/mxfp4.md A5). The NPU
-// and emulated paths run the fused kernel (svd_quant_fused_host.h).
+// svd_quant on the CPU: the native quantizer and dequantizer, ATen GEMMs (docs/mxfp4.md A5): bf16 ones on
+// CPUs with bf16 dot products (the FP4 one only where no subnormal can occur), fp32 ones of exactly
+// widened operands otherwise; test hook AMCT_SVD_QUANT_GEMM (svd_quant/README.md). The NPU and emulated
+// paths run the fused kernel (svd_quant_fused_host.h).
 at::Tensor svdQuantNative(const at::Tensor& activation, const at::Tensor& weights, const at::Tensor& scales,
                           const at::Tensor& down, const at::Tensor& up);
 
