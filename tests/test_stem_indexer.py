@@ -354,6 +354,20 @@ class IndependenceTest(unittest.TestCase):
                 run_emulated(case, inputs)
             assert_same(self, run_op(case, inputs), want, "R1 CPU op under cores=1")
 
+    def test_plan_of_more_tiles_than_slots_across_core_counts(self):
+        """The kernel spreads the plan's 36 cost-balanced slots over its cube cores (a core takes
+        36/A slots' worth, cutting slots at tile boundaries): every tile exactly once for every
+        core count (a tile run twice is a write race the sim rejects, one skipped leaves its rows
+        at the host's fill). 64 tiles here (q = kv = 16K, Nk 4) on 1, 3, 7, 20, 32 and 36 cube
+        cores; and a plan of 40 tiles (B = 2, some slots of one tile, some of two)."""
+        case = sc.Case("tiles", None, None, causal=True, alpha=0.5)
+        for q, kv in (([16384], [16384]), ([8192, 2048], [8192, 4096])):
+            inputs = sc.build(q, kv, Nk=4, seed=len(q))
+            want = run_op(case, inputs)
+            for cores in (2, 6, 14, 40, 64, 72):
+                with self.subTest(q=q, cores=cores), _sim.sim_platform(cores, 0):
+                    assert_same(self, run_emulated(case, inputs), want, f"q={q} kv={kv} on {cores // 2} cube cores")
+
     def test_a25_one_and_two_threads(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()

@@ -3,9 +3,11 @@
 // sim (the private op _npu_stem_indexer_emulated).
 //
 // Work split: the metadata (§6) assigns (bn2, m) tiles of 64 group-major rows r = g * Qb + s1 to
-// 36 slots; slot c runs on cube core c % aicNum (MIX 1:2: the AIC and its two AIVs), whose two
-// vector blocks take the first ceil(rows / 2) rows of each tile and the rest, or, for a tile of at
-// most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
+// 36 cost-balanced slots; with A cube cores (MIX 1:2: the AIC and its two AIVs), core a takes the
+// slot units [36a / A, 36(a + 1) / A), cutting a slot at tile boundaries by the §6 cost (Section),
+// so that 32 cores do not run 36 slots as 4 cores running two (a section of fewer tiles than slots:
+// slot c on core c % A). The core's two vector blocks take the first ceil(rows / 2) rows of each
+// tile and the rest, or, for a tile of at most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
 // are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
 //
 // The kernel reads the lengths itself (no host round trip): Qb, Kb (clamped to maxQb, maxKb), P,
@@ -282,9 +284,7 @@ class StemIndexer {
     int64_t sections = metaGm_.GetValue(0);
     if (sections < 0) sections = 0;
     if (static_cast<uint64_t>(sections) > items) sections = static_cast<int64_t>(items);
-    for (int64_t s = 0; s < sections; ++s) {
-      for (uint32_t c = aic_; c < amct_stem::kSlots; c += t_.aicNum) Slot(s, c);
-    }
+    for (int64_t s = 0; s < sections; ++s) Section(s);
     mm.End();
   }
 
@@ -322,19 +322,68 @@ class StemIndexer {
     return (static_cast<int64_t>(t_.group) * l.Qb + amct_stem::kMTile - 1) / amct_stem::kMTile;
   }
 
-  // The tiles of record (section s, slot c): lexicographic from its start to its (exclusive) end.
-  __aicore__ inline void Slot(int64_t s, uint32_t c) {
+  // This cube core's share of section s. The plan balances the cost of the section's tiles over
+  // kSlots slots; with A cube cores, core a takes the slot units [a * kSlots / A, (a + 1) *
+  // kSlots / A): the slots wholly inside, and of a slot cut by an end the tiles whose middle (by
+  // the §6 cost, the plan's own measure) lies inside. So every tile goes to exactly one core, and
+  // no core runs two whole slots while others run one (36 slots on 32 cores). A section of fewer
+  // tiles than slots (its last record empty: it ends at (0, 0)) has one tile per used slot: slot
+  // c then runs on core c mod A.
+  __aicore__ inline void Section(int64_t s) {
+    const uint64_t A = t_.aicNum, S = amct_stem::kSlots;
+    const uint64_t lastRec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (S * s + S - 1);
+    if (Word(lastRec + 3) == 0 && Word(lastRec + 4) == 0) {
+      for (uint32_t c = aic_; c < S; c += t_.aicNum) Slot(s, c, true);
+      return;
+    }
+    const uint64_t first = aic_ * S / A, last = ((aic_ + 1) * S - 1) / A;
+    for (uint64_t k = first; k <= last && k < S; ++k) {
+      const bool whole = k * A >= aic_ * S && (k + 1) * A <= (aic_ + 1) * S;
+      Slot(s, static_cast<uint32_t>(k), whole);
+    }
+  }
+
+  // The tiles of record (section s, slot c), lexicographic from its start to its (exclusive) end:
+  // all of them when `whole`, else this core's part of them (Section).
+  __aicore__ inline void Slot(int64_t s, uint32_t c, bool whole) {
     const uint64_t rec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (amct_stem::kSlots * s + c);
-    int64_t bn2 = Word(rec + 0), m = Word(rec + 1);
-    const int64_t bn2End = Word(rec + 3), mEnd = Word(rec + 4);
+    const SlotRange range{Word(rec + 0), Word(rec + 1), Word(rec + 3), Word(rec + 4)};
+    if (range.bn2 < 0 || range.m < 0) return;
+    if (whole) {
+      Walk(range, Pass::kRunAll, c, 0);
+      return;
+    }
+    const int64_t total = Walk(range, Pass::kCost, c, 0);
+    if (total > 0) Walk(range, Pass::kRunShare, c, total);
+  }
+
+  struct SlotRange {
+    int64_t bn2, m, bn2End, mEnd;
+  };
+  enum class Pass { kRunAll, kCost, kRunShare };
+
+  // One pass over the tiles of slot c's range: runs them all, or sums their costs, or runs those
+  // whose middle (2 * (c + prefix cost / total)) lies in this core's units. Returns the cost sum
+  // (0 for kRunAll).
+  __aicore__ inline int64_t Walk(const SlotRange& w, Pass pass, uint32_t c, int64_t total) {
     const int64_t items = static_cast<int64_t>(t_.batch) * t_.kvHeads;
-    if (bn2 < 0 || m < 0) return;
-    while (bn2 < items && (bn2 < bn2End || (bn2 == bn2End && m < mEnd))) {
+    const uint64_t A = t_.aicNum, S = amct_stem::kSlots, T = static_cast<uint64_t>(total);
+    int64_t bn2 = w.bn2, m = w.m, cost = 0;
+    while (bn2 < items && (bn2 < w.bn2End || (bn2 == w.bn2End && m < w.mEnd))) {
       const uint32_t b = static_cast<uint32_t>(bn2 / t_.kvHeads);
-      const Lengths l = LengthsOf(b);
+      const Lengths l = CachedLengths(b);
       const int64_t mt = TilesOf(l);
       if (m < mt) {
-        Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
+        bool run = pass == Pass::kRunAll;
+        if (pass != Pass::kRunAll) {
+          const int64_t tc = TileCost(static_cast<uint64_t>(m), l);
+          if (pass == Pass::kRunShare) {
+            const uint64_t mid2 = 2 * c * T + 2 * static_cast<uint64_t>(cost) + static_cast<uint64_t>(tc);
+            run = A * mid2 >= 2 * aic_ * S * T && A * mid2 < 2 * (aic_ + 1) * S * T;
+          }
+          cost += tc;
+        }
+        if (run) Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
         ++m;
       }
       if (m >= mt) {
@@ -342,6 +391,35 @@ class StemIndexer {
         m = 0;
       }
     }
+    return cost;
+  }
+
+  // The §6 cost of tile m (the metadata's measure: per 256-block step of its widest row's
+  // candidates, 6 per 16 rows and 10 per 64 key blocks).
+  __aicore__ inline int64_t TileCost(uint64_t m, const Lengths& l) {
+    const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
+    const uint64_t r0 = m * amct_stem::kMTile;
+    const uint64_t r1 = rows - r0 < amct_stem::kMTile ? rows : r0 + amct_stem::kMTile;
+    // The widest row: the largest s1 of the tile (vis grows with s1).
+    const uint64_t qb = static_cast<uint64_t>(l.Qb);
+    const uint64_t s1Max = (r1 - 1) / qb != r0 / qb ? qb - 1 : (r1 - 1) % qb;
+    const int64_t vis = VisibleBlocks(static_cast<int64_t>(s1Max), l);
+    const int64_t e = vis > amct_stem::kWindow ? vis - amct_stem::kWindow : 0;
+    const int64_t steps = e > 0 ? (e + kChunk - 1) / kChunk : 1;
+    const int64_t mRows = static_cast<int64_t>(r1 - r0);
+    const int64_t last = e - static_cast<int64_t>(kChunk) * (steps - 1);
+    const int64_t perStep = 6 * ((mRows + 15) / 16);
+    return steps * perStep + 10 * ((steps - 1) * (static_cast<int64_t>(kChunk) / 64) + (last + 63) / 64);
+  }
+
+  // LengthsOf(b), read from GM only when b changes.
+  __aicore__ inline Lengths CachedLengths(uint32_t b) {
+    if (!lengthsValid_ || lengthsB_ != b) {
+      lengths_ = LengthsOf(b);
+      lengthsB_ = b;
+      lengthsValid_ = true;
+    }
+    return lengths_;
   }
 
   __aicore__ inline uint32_t VisibleBlocks(int64_t i, const Lengths& l) {
@@ -841,6 +919,9 @@ class StemIndexer {
   bool split_ = true;     // two vector blocks share each tile
   uint64_t walked_ = 0;  // tiles of this cube core's walk so far
   uint64_t biasOffset_ = 0;
+  Lengths lengths_{0, 0, 0};  // CachedLengths
+  uint32_t lengthsB_ = 0;
+  bool lengthsValid_ = false;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
   __gm__ bfloat16_t* qBase_ = nullptr;
