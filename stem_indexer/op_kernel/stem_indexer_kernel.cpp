@@ -256,7 +256,7 @@ class StemIndexer {
     pipe->InitBuffer(countBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
-    pipe->InitBuffer(seqBuf_, 32);
+    pipe->InitBuffer(seqBuf_, amct_stem::kLengthSlots * 32);
     hi_ = hiBuf_.Get<float>();
     s_ = sBuf_.Get<float>();
     lo_ = loBuf_.Get<float>();
@@ -468,13 +468,15 @@ class StemIndexer {
     if (count_ > 0) Group();
   }
 
-  // L of row outRow.
+  // L of row outRow, from its own 32-B slot of a ring of kLengthSlots: the scalar unit waits for
+  // the length DMAs (MTE3_S, their latency) once per round of the ring, not once per row.
   __aicore__ inline void WriteLength(uint64_t outRow, uint32_t L) {
-    LocalTensor<int32_t> v = seqBuf_.Get<int32_t>();
-    WaitForPipe<HardEvent::MTE3_S>();  // the previous length's DMA has read v
+    LocalTensor<int32_t> v = seqBuf_.Get<int32_t>()[lengthSlot_ * 8];
+    if (lengthSlot_ == 0) WaitForPipe<HardEvent::MTE3_S>();  // the previous round's DMAs have read the ring
     v.SetValue(0, static_cast<int32_t>(L));
     WaitForPipe<HardEvent::S_MTE3>();
     DataCopyPad(seqGm_[outRow], v, DataCopyExtParams(1, 4, 0, 0, 0));
+    lengthSlot_ = lengthSlot_ + 1 < amct_stem::kLengthSlots ? lengthSlot_ + 1 : 0;
   }
 
   // A short-path row: 0..vis-1 (vis <= maxKb) from the index ramp.
@@ -579,6 +581,7 @@ class StemIndexer {
       // Subnormals may be involved: the exact form. hi_, lo_, scratch_ and chunkA_ are free
       // until the rows are selected (kAux, kNegative until the sum's NaN test below).
       LocalTensor<float> scaledBias = chunkA_.Get<float>();
+      WaitForPipe<HardEvent::MTE3_V>();  // the last row's emission DMAs have read lo_
       amct_kernel::ScaleToUnitsExact(scaledBias, bv, lo_, scratch_, Mask(kAux), kChunk);
       for (uint32_t q = 0; q < count_; ++q) {
         amct_kernel::ScaleAddExact<6>(sv[q * kChunk], bv, scaledBias, hi_, lo_, scratch_, Mask(kAux),
@@ -623,12 +626,12 @@ class StemIndexer {
     Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
   }
 
-  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (lo_ holds
-  // the index ramp meanwhile).
+  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (scratch_
+  // holds the index ramp meanwhile; lo_ may still be read by the previous row's emission DMAs).
   __aicore__ inline void CandidateMask(uint32_t vis, uint32_t lanes) {
-    CreateVecIndex(lo_, 0.0f, lanes);
-    Compares(Mask(kRange), lo_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
-    Compares(Mask(kAux), lo_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
+    CreateVecIndex(scratch_, 0.0f, lanes);
+    Compares(Mask(kRange), scratch_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
+    Compares(Mask(kAux), scratch_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
     AndMask(kRange, kAux, lanes);
   }
 
@@ -655,6 +658,7 @@ class StemIndexer {
   __aicore__ inline void LowKeys(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
+    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's emission DMAs have read lo_
     ShiftLeft(loU, s.ReinterpretCast<uint32_t>(), uint32_t(16), cnt);
     ShiftRight(loU, loU, uint32_t(16), cnt);
     Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // w, exact
@@ -884,7 +888,8 @@ class StemIndexer {
   // Compacts the index ramp by Mask(kTaken) into the output row at `out`, at most `limit`
   // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
   // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
-  // previous ones.
+  // previous ones, in one pass over the per-repeat counts (one scalar read each; the V_MTE3 flags
+  // stall no scalar work).
   __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<float> counts = countBuf_.Get<float>();
@@ -895,17 +900,14 @@ class StemIndexer {
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
     WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
     WaitForPipe<HardEvent::V_S>();     // the counts
-    for (uint32_t r = 0; r < repeats; ++r) {
-      if (counts.GetValue(r) == 0.0f) continue;
-      uint64_t rsvd = 0;
-      GatherMask(slot[r * kRepeatLanes], ramp_[r * kRepeatLanes], pat[r * 8], false, 0u,
-                 GatherMaskParams(1, 1, 8, 0), rsvd);
-    }
-    WaitForPipe<HardEvent::V_MTE3>();  // the slots
     uint32_t pos = 0;
     for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
       const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r));
       if (kept == 0) continue;
+      uint64_t rsvd = 0;
+      GatherMask(slot[r * kRepeatLanes], ramp_[r * kRepeatLanes], pat[r * 8], false, 0u,
+                 GatherMaskParams(1, 1, 8, 0), rsvd);
+      WaitForPipe<HardEvent::V_MTE3>();  // the slot
       const uint32_t k = Min(kept, limit - pos);
       DataCopyPad(outGm_[out + pos], slot[r * kRepeatLanes], DataCopyExtParams(1, k * 4, 0, 0, 0));
       pos += k;
@@ -924,6 +926,7 @@ class StemIndexer {
   bool lengthsValid_ = false;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
+  uint32_t lengthSlot_ = 0;  // WriteLength's next slot
   __gm__ bfloat16_t* qBase_ = nullptr;
   __gm__ bfloat16_t* kBase_ = nullptr;
   GlobalTensor<float> biasGm_;
