@@ -42,9 +42,11 @@
 //      scalar pass over at most 16 lanes; then, only when the K-th key's hi bucket is split, the
 //      same on the lo digit within that bucket. Equal keys are taken in index order (the smaller
 //      index first) by a scalar pass over the tie mask words.
-//   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask; the
+//   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
+//      sink and window bits set by the scalar unit in the spread per-repeat patterns); the
 //      indices are compacted from an index ramp by GatherMask (per 64-lane repeat, each into its
-//      own slot), so the prefix is ascending by construction, and DMA'd to the row.
+//      own slot), so the prefix is ascending by construction, and DMA'd to the row; L comes from
+//      a ring of 32 slots, so the scalar unit waits for those DMAs once per 32 rows.
 // Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
 // bisheng's auto-sync.
 #include "kernel_operator.h"
@@ -871,26 +873,19 @@ class StemIndexer {
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
-    // The sink and window lanes.
-    LocalTensor<float> idx = scratch_;
-    CreateVecIndex(idx, 0.0f, lanes);
-    Compares(Mask(kAux), idx, static_cast<float>(amct_stem::kSink), CMPMODE::LT, lanes);
-    OrMask(kTaken, kAux, lanes);
-    Compares(Mask(kAux), idx, static_cast<float>(row.vis - amct_stem::kWindow), CMPMODE::GE, lanes);
-    Compares(Mask(kRange), idx, static_cast<float>(row.vis), CMPMODE::LT, lanes);
-    AndMask(kAux, kRange, lanes);
-    OrMask(kTaken, kAux, lanes);
     const uint32_t written = Emit(row.outRow * t_.maxKb, Min(K + amct_stem::kSink + amct_stem::kWindow, t_.maxKb),
-                                  lanes);
+                                  row.vis, lanes);
     WriteLength(row.outRow, written);
   }
 
-  // Compacts the index ramp by Mask(kTaken) into the output row at `out`, at most `limit`
+  // Compacts the index ramp by Mask(kTaken) plus the sink lanes [0, 4) and the window lanes
+  // [vis - 4, vis) (never candidates, so not in the mask: the scalar unit adds their bits to the
+  // patterns and their number to the counts) into the output row at `out`, at most `limit`
   // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
   // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
   // previous ones, in one pass over the per-repeat counts (one scalar read each; the V_MTE3 flags
   // stall no scalar work).
-  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t lanes) {
+  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t vis, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<float> counts = countBuf_.Get<float>();
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
@@ -899,21 +894,42 @@ class StemIndexer {
                                    1, 1, 8);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
     WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
-    WaitForPipe<HardEvent::V_S>();     // the counts
+    WaitForPipe<HardEvent::V_S>();     // the counts and patterns
+    const uint32_t w0 = vis - amct_stem::kWindow;
+    SetPatternBits(pat, 0, amct_stem::kSink);
+    SetPatternBits(pat, w0, amct_stem::kWindow);
+    WaitForPipe<HardEvent::S_V>();  // the patterns, read by GatherMask
     uint32_t pos = 0;
     for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
-      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r));
+      const uint32_t first = r * kRepeatLanes, end = first + kRepeatLanes;
+      const uint32_t sink = r == 0 ? amct_stem::kSink : 0u;
+      const uint32_t window = w0 < end && vis > first ? Min(vis, end) - (w0 > first ? w0 : first) : 0u;
+      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r)) + sink + window;
       if (kept == 0) continue;
       uint64_t rsvd = 0;
-      GatherMask(slot[r * kRepeatLanes], ramp_[r * kRepeatLanes], pat[r * 8], false, 0u,
-                 GatherMaskParams(1, 1, 8, 0), rsvd);
+      GatherMask(slot[first], ramp_[first], pat[r * 8], false, 0u, GatherMaskParams(1, 1, 8, 0), rsvd);
       WaitForPipe<HardEvent::V_MTE3>();  // the slot
       const uint32_t k = Min(kept, limit - pos);
-      DataCopyPad(outGm_[out + pos], slot[r * kRepeatLanes], DataCopyExtParams(1, k * 4, 0, 0, 0));
+      DataCopyPad(outGm_[out + pos], slot[first], DataCopyExtParams(1, k * 4, 0, 0, 0));
       pos += k;
     }
     WaitForPipe<HardEvent::S_V>();  // counts is rewritten by the next row's reduction
     return pos;
+  }
+
+  // Sets the pattern bits (Emit's spread layout: lane j in word (j % 64) / 32 of repeat j / 64's
+  // 32-B slot) of lanes [j0, j0 + n), n <= 32, by scalar read-modify-writes (at most two words).
+  __aicore__ inline void SetPatternBits(const LocalTensor<uint32_t>& pat, uint32_t j0, uint32_t n) {
+    uint32_t j = j0;
+    const uint32_t end = j0 + n;
+    while (j < end) {
+      const uint32_t word = (j / kRepeatLanes) * 8 + (j % kRepeatLanes) / 32;
+      const uint32_t bit = j % 32;
+      const uint32_t take = Min(end - j, 32 - bit);
+      const uint32_t bits = (take == 32 ? 0xFFFFFFFFu : ((1u << take) - 1u)) << bit;
+      pat.SetValue(word, pat.GetValue(word) | bits);
+      j += take;
+    }
   }
 
   StemTiling t_;
