@@ -461,6 +461,28 @@ class EmulatedKernelTest(unittest.TestCase):
                 inputs = sc.build([128], [8192], Nq=Nq, Nk=Nk, prompt=[25600], pattern="VA")
                 assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"A32 {Nq}/{Nk}")
 
+    def test_thresholds_far_from_the_previous_rows(self):
+        """The kernel searches a row's K-th key starting from the previous row's (rows of a group
+        score the same keys); here every query row is scaled by its own power of two and sign, so
+        consecutive rows' thresholds lie far apart (other exponents, other signs, scores that are
+        vbias alone): the search must stay exact from any start. Both precisions; some rows also
+        with all-NaN and all-equal scores."""
+        g = torch.Generator().manual_seed(5)
+        qflat, kflat, vbias, ql, kl, _ = sc.build([4096], [16384], Nk=4, seed=9)
+        rows = qflat.size(2)
+        exps = torch.randint(-40, 41, (qflat.size(1), rows), generator=g).float()
+        signs = torch.where(torch.rand(qflat.size(1), rows, generator=g) < 0.5, -1.0, 1.0)
+        qflat = (qflat.float() * (signs * torch.exp2(exps))[None, :, :, None]).to(torch.bfloat16)
+        qflat[0, :, 5] = 0  # scores = vbias
+        vbias[0, 1] = float("nan")  # kv head 1: every score NaN
+        vbias[0, 2, 40:] = 0.25
+        kflat[0, 2, 40:] = 0  # kv head 2: most scores equal
+        inputs = (qflat, kflat, vbias, ql, kl, None)
+        for precision in (1, 2):
+            case = sc.Case("far", None, None, causal=False, topk_score_precision=precision)
+            with self.subTest(precision=precision):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"far thresholds p{precision}")
+
     def test_r1_exact_against_sequential_scores(self):
         case = sc.random_cases()[0]
         inputs = case.inputs()

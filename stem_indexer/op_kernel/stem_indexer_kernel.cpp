@@ -38,9 +38,12 @@
 //      are never counted. hi is built from the row's scores when the row is selected: the
 //      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
-//      Compares and a count) searched by bisection alternating with interpolation, ended by a
-//      scalar pass over at most 16 lanes; then, only when the K-th key's hi bucket is split, the
-//      same on the lo digit within that bucket. Equal keys are taken in index order (the smaller
+//      Compares and a count) searched from the previous row's hi threshold (the rows of a group
+//      score the same keys: their thresholds lie close) by galloping steps 1, 2, 4 ... until the
+//      count crosses K, the first row within its digit range (a vector min and max), then by
+//      bisection alternating with interpolation, ended by a scalar pass over at most 16 lanes;
+//      then, only when the K-th key's hi bucket is split, the same on the lo digit within that
+//      bucket (from its digit range). Equal keys are taken in index order (the smaller
 //      index first) by a scalar pass over the tie mask words.
 //   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
 //      sink and window bits set by the scalar unit in the spread per-repeat patterns); the
@@ -740,32 +743,51 @@ class StemIndexer {
   }
 
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
-  // Values are integers in fp32.
+  // Values are integers in fp32. With `gallop`, the search first probes `hint` (the previous
+  // row's answer: rows of a group score the same keys, so their thresholds lie close), then
+  // steps of 1, 2, 4 ... away from it until the count crosses need: a threshold at or next to
+  // the hint costs two counts instead of a digit range and a dozen. Any hint is exact (it only
+  // orders the probes); the gallop ends within 17 steps.
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                             uint32_t lanes) {
+                             uint32_t lanes, bool gallop = false, int32_t hint = 0) {
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
     bool interpolate = false;
+    bool first = gallop, up = true;
+    int32_t step = 1;
     while (lo < hi) {
       if (atLeast - above <= kScalarFinish) return Finish(v, lo, hi, need, above, lanes);
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
       // bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
-      if (interpolate) {
+      if (first) {
+        mid = hint;
+      } else if (gallop) {
+        mid = up ? lo + step : hi + 1 - step;
+        step = step < (1 << 16) ? 2 * step : step;
+      } else if (interpolate) {
         const float span = static_cast<float>(hi - lo + 1);
         const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
         const int32_t guess = lo + static_cast<int32_t>(span * frac);
-        mid = guess <= lo ? lo + 1 : (guess > hi ? hi : guess);
+        mid = guess;
       }
-      interpolate = !interpolate;
+      mid = mid <= lo ? lo + 1 : (mid > hi ? hi : mid);
+      if (!gallop) interpolate = !interpolate;
       const uint32_t c = CountAtLeast(v, mid, lanes);
-      if (c >= need) {
+      const bool reached = c >= need;
+      if (reached) {
         lo = mid;
         atLeast = c;
       } else {
         hi = mid - 1;
         above = c;
+      }
+      if (first) {
+        up = reached;  // the answer lies at or above the hint, or below it
+        first = false;
+      } else if (gallop && reached != up) {
+        gallop = false;  // bracketed: bisection and interpolation from here
       }
     }
     return Kth{lo, above, atLeast};
@@ -811,9 +833,13 @@ class StemIndexer {
   __aicore__ inline uint32_t Choose(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t n,
                                     uint32_t K, uint32_t lanes) {
     // count(hi >= lowest) = the n candidates >= K, nothing lies above highest: no count needed.
+    // The first row searches within the row's digit range, the others gallop from the previous
+    // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
-    DigitRange(hi, kRange, lanes, lowest, highest);
-    const Kth h = Rank(hi, lowest, highest, K, n, lanes);
+    if (!hiHintValid_) DigitRange(hi, kRange, lanes, lowest, highest);
+    const Kth h = Rank(hi, lowest, highest, K, n, lanes, hiHintValid_, hiHint_);
+    hiHint_ = h.threshold;
+    hiHintValid_ = true;
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
     if (h.atLeast == K) {  // the whole bucket is taken
@@ -943,6 +969,8 @@ class StemIndexer {
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
   uint32_t lengthSlot_ = 0;  // WriteLength's next slot
+  int32_t hiHint_ = 0;       // the last row's hi threshold (Choose), once hiHintValid_
+  bool hiHintValid_ = false;
   __gm__ bfloat16_t* qBase_ = nullptr;
   __gm__ bfloat16_t* kBase_ = nullptr;
   GlobalTensor<float> biasGm_;
