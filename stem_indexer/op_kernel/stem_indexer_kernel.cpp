@@ -194,6 +194,11 @@ struct Kth {
 
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
+// On rows of more than kScalarCountLanes lanes (counted by vector reductions), a bracket of few
+// lanes ends with that scalar pass only when it spans more than 2^kFinishSpan values: the pass
+// reads every mask word of the row (17 cycles each), about kFinishSpan counts' worth at 1024
+// lanes; a narrower bracket is bisected.
+constexpr int32_t kFinishSpan = 3;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
 // Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
@@ -756,7 +761,9 @@ class StemIndexer {
     bool first = gallop, up = true;
     int32_t step = 1;
     while (lo < hi) {
-      if (atLeast - above <= kScalarFinish) return Finish(v, lo, hi, need, above, lanes);
+      if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
+        return Finish(v, lo, hi, need, above, lanes);
+      }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
       // bisection bounds the worst case at twice its 16 steps.
