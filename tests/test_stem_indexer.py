@@ -465,10 +465,11 @@ class EmulatedKernelTest(unittest.TestCase):
         """The kernel searches a row's K-th key starting from the previous row's (rows of a group
         score the same keys); here every query row is scaled by its own power of two and sign, so
         consecutive rows' thresholds lie far apart (other exponents, other signs, scores that are
-        vbias alone): the search must stay exact from any start. Both precisions; some rows also
+        vbias alone), and the digit density the previous row met (which guides the second probe)
+        is no guide: the search must stay exact from any start. Both precisions; some rows also
         with all-NaN and all-equal scores."""
         g = torch.Generator().manual_seed(5)
-        qflat, kflat, vbias, ql, kl, _ = sc.build([4096], [16384], Nk=4, seed=9)
+        qflat, kflat, vbias, ql, kl, _ = sc.build([4096], [20480], Nk=4, seed=9)  # 152 candidates per row
         rows = qflat.size(2)
         exps = torch.randint(-40, 41, (qflat.size(1), rows), generator=g).float()
         signs = torch.where(torch.rand(qflat.size(1), rows, generator=g) < 0.5, -1.0, 1.0)

@@ -39,12 +39,14 @@
 //      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares and a count) searched from the previous row's hi threshold (the rows of a group
-//      score the same keys: their thresholds lie close) by galloping steps 1, 2, 4 ... until the
-//      count crosses K, the first row within its digit range (a vector min and max), then by
-//      bisection alternating with interpolation, ended by a scalar pass over at most 16 lanes;
-//      then, only when the K-th key's hi bucket is split, the same on the lo digit within that
-//      bucket (from its digit range). Equal keys are taken in index order (the smaller
-//      index first) by a scalar pass over the tie mask words.
+//      score the same keys: their thresholds lie close; the first row within its digit range, a
+//      vector min and max): a probe there, one where the digit density the previous row met
+//      puts the crossing (rows of >= 128 candidates), steps of 1, 2, 4 ... until the count
+//      crosses K, then bisection alternating with interpolation, ended by a scalar pass over at
+//      most 16 lanes (on rows of > 256 lanes only for a bracket of > 8 values); then, only when
+//      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
+//      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
+//      pass over the tie mask words.
 //   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
 //      sink and window bits set by the scalar unit in the spread per-repeat patterns); the
 //      indices are compacted from an index ramp by GatherMask (per 64-lane repeat, each into its
@@ -205,6 +207,21 @@ constexpr uint32_t kScalarSumRepeats = 2;
 // 32-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
 // than the 17-cycle scalar UB reads of more than 8 mask words.
 constexpr uint32_t kScalarCountLanes = 256;
+
+// Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
+// between its first probe and its answer.
+struct RankHint {
+  int32_t threshold = 0;
+  float slope = 0.0f;
+  bool valid = false;
+  bool hasSlope = false;
+};
+// Rank's density-guided jump: at least this many lanes per digit value assumed, at most this
+// many values far.
+constexpr float kMinSlope = 0.25f;
+constexpr float kMaxJump = 256.0f;
+// ... on searches over at least this many lanes (on fewer the density is too noisy a guide).
+constexpr uint32_t kMinJumpLanes = 128;
 
 // A Top-K row of the current group.
 struct GroupRow {
@@ -748,17 +765,44 @@ class StemIndexer {
   }
 
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
-  // Values are integers in fp32. With `gallop`, the search first probes `hint` (the previous
-  // row's answer: rows of a group score the same keys, so their thresholds lie close), then
-  // steps of 1, 2, 4 ... away from it until the count crosses need: a threshold at or next to
-  // the hint costs two counts instead of a digit range and a dozen. Any hint is exact (it only
-  // orders the probes); the gallop ends within 17 steps.
+  // Values are integers in fp32. With a valid `hint` (the previous row's search: rows of a group
+  // score the same keys, so their thresholds lie close), the search first probes the hint's
+  // threshold, then, given the hint's digit density (counted lanes per digit value), the value
+  // where that density puts the crossing, then steps of 1, 2, 4 ... on in the same direction
+  // until the count crosses need, then bisects: a threshold near the hint costs 2-4 counts
+  // instead of a digit range and a dozen. Any hint is exact (it only orders the probes); the
+  // gallop ends within 18 probes. Updates the hint.
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                             uint32_t lanes, bool gallop = false, int32_t hint = 0) {
+                             uint32_t lanes, RankHint* hint = nullptr) {
+    const bool gallop = hint != nullptr && hint->valid;
+    Probe firstProbe{0, 0};
+    const Kth k = Search(v, lo, top, need, atLeast, lanes, gallop, gallop ? *hint : RankHint{}, firstProbe);
+    if (hint != nullptr) {
+      if (gallop && k.threshold != firstProbe.at) {
+        const int32_t d = k.threshold > firstProbe.at ? k.threshold - firstProbe.at : firstProbe.at - k.threshold;
+        const uint32_t dc = k.atLeast > firstProbe.count ? k.atLeast - firstProbe.count : firstProbe.count - k.atLeast;
+        hint->slope = static_cast<float>(dc) / static_cast<float>(d);
+        hint->hasSlope = true;
+      }
+      hint->threshold = k.threshold;
+      hint->valid = true;
+    }
+    return k;
+  }
+
+  struct Probe {
+    int32_t at;
+    uint32_t count;
+  };
+
+  __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
+                               uint32_t lanes, bool gallop, const RankHint& hint, Probe& firstProbe) {
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
+    const uint32_t candidates = atLeast;
     bool interpolate = false;
-    bool first = gallop, up = true;
+    uint32_t probes = 0;
+    bool up = true;
     int32_t step = 1;
     while (lo < hi) {
       if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
@@ -768,8 +812,16 @@ class StemIndexer {
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
       // bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
-      if (first) {
-        mid = hint;
+      if (gallop && probes == 0) {
+        mid = hint.threshold;
+      } else if (gallop && probes == 1 && hint.hasSlope && candidates >= kMinJumpLanes) {
+        // count(v >= hint + d) ~ first count - slope * d: the largest d keeping it >= need.
+        const float slope = hint.slope > kMinSlope ? hint.slope : kMinSlope;
+        const float lanesOff = static_cast<float>(firstProbe.count) - static_cast<float>(need);
+        float jump = lanesOff / slope;
+        jump = jump > kMaxJump ? kMaxJump : (jump < -kMaxJump ? -kMaxJump : jump);
+        const int32_t d = static_cast<int32_t>(jump);  // toward zero: up, floor; down, ceil of |d|
+        mid = firstProbe.at + (up ? d : d - (static_cast<float>(d) != jump ? 1 : 0));
       } else if (gallop) {
         mid = up ? lo + step : hi + 1 - step;
         step = step < (1 << 16) ? 2 * step : step;
@@ -790,12 +842,13 @@ class StemIndexer {
         hi = mid - 1;
         above = c;
       }
-      if (first) {
-        up = reached;  // the answer lies at or above the hint, or below it
-        first = false;
+      if (gallop && probes == 0) {
+        firstProbe = Probe{mid, c};
+        up = reached;  // the answer lies at or above the first probe, or below it
       } else if (gallop && reached != up) {
         gallop = false;  // bracketed: bisection and interpolation from here
       }
+      ++probes;
     }
     return Kth{lo, above, atLeast};
   }
@@ -843,10 +896,8 @@ class StemIndexer {
     // The first row searches within the row's digit range, the others gallop from the previous
     // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
-    if (!hiHintValid_) DigitRange(hi, kRange, lanes, lowest, highest);
-    const Kth h = Rank(hi, lowest, highest, K, n, lanes, hiHintValid_, hiHint_);
-    hiHint_ = h.threshold;
-    hiHintValid_ = true;
+    if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);
+    const Kth h = Rank(hi, lowest, highest, K, n, lanes, &hiHint_);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
     if (h.atLeast == K) {  // the whole bucket is taken
@@ -976,8 +1027,7 @@ class StemIndexer {
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
   uint32_t lengthSlot_ = 0;  // WriteLength's next slot
-  int32_t hiHint_ = 0;       // the last row's hi threshold (Choose), once hiHintValid_
-  bool hiHintValid_ = false;
+  RankHint hiHint_;          // the last row's hi search (Choose)
   __gm__ bfloat16_t* qBase_ = nullptr;
   __gm__ bfloat16_t* kBase_ = nullptr;
   GlobalTensor<float> biasGm_;
