@@ -750,8 +750,10 @@ class StemIndexer {
     highest = static_cast<int32_t>(ReduceAll<Reduce::kMax>(scratch_, lanes));
   }
 
-  // Lanes of v that are >= t.
-  __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes) {
+  // Lanes of v that are >= t. Rows of more than kScalarCountLanes lanes: counted by Selects of
+  // scratch_ (all ones, filled by Search) into `part`, summed by the vector unit.
+  __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes,
+                                          const LocalTensor<float>& part) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     if (lanes <= kScalarCountLanes) {
       WaitForPipe<HardEvent::V_S>();
@@ -761,7 +763,8 @@ class StemIndexer {
       WaitForPipe<HardEvent::S_V>();
       return count;
     }
-    return Sum(Ones(kAux, lanes), lanes);
+    Select(part, Mask(kAux), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    return Sum(part, lanes);
   }
 
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
@@ -772,11 +775,12 @@ class StemIndexer {
   // until the count crosses need, then bisects: a threshold near the hint costs 2-4 counts
   // instead of a digit range and a dozen. Any hint is exact (it only orders the probes); the
   // gallop ends within 18 probes. Updates the hint.
+  // `part`: a row buffer free meanwhile (CountAtLeast).
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                             uint32_t lanes, RankHint* hint = nullptr) {
+                             uint32_t lanes, const LocalTensor<float>& part, RankHint* hint = nullptr) {
     const bool gallop = hint != nullptr && hint->valid;
     Probe firstProbe{0, 0};
-    const Kth k = Search(v, lo, top, need, atLeast, lanes, gallop, gallop ? *hint : RankHint{}, firstProbe);
+    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, firstProbe);
     if (hint != nullptr) {
       if (gallop && k.threshold != firstProbe.at) {
         const int32_t d = k.threshold > firstProbe.at ? k.threshold - firstProbe.at : firstProbe.at - k.threshold;
@@ -796,7 +800,9 @@ class StemIndexer {
   };
 
   __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                               uint32_t lanes, bool gallop, const RankHint& hint, Probe& firstProbe) {
+                               uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
+                               Probe& firstProbe) {
+    if (lanes > kScalarCountLanes) Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));  // CountAtLeast's ones
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
     const uint32_t candidates = atLeast;
@@ -833,7 +839,7 @@ class StemIndexer {
       }
       mid = mid <= lo ? lo + 1 : (mid > hi ? hi : mid);
       if (!gallop) interpolate = !interpolate;
-      const uint32_t c = CountAtLeast(v, mid, lanes);
+      const uint32_t c = CountAtLeast(v, mid, lanes, part);
       const bool reached = c >= need;
       if (reached) {
         lo = mid;
@@ -888,6 +894,15 @@ class StemIndexer {
     return Kth{static_cast<int32_t>(t), above + greater, above + greater + equal};
   }
 
+  // A row buffer for the hi search's counts: the chunk scratch, free during the selection, when it
+  // holds a row; else lo_, once the previous row's emission DMAs have read it (a wait this early
+  // in the row stalls the vector unit for their latency, so only then).
+  __aicore__ inline LocalTensor<float> CountBuffer(uint32_t lanes) {
+    if (t_.groupRows * kChunk >= lanes) return chunkA_.Get<float>();
+    WaitForPipe<HardEvent::MTE3_V>();
+    return lo_;
+  }
+
   // Writes into kTaken (and kTie, of which the first `ties` lanes in index order are also taken)
   // the K chosen lanes among the n candidates of a row. Returns the tie count.
   __aicore__ inline uint32_t Choose(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t n,
@@ -897,7 +912,7 @@ class StemIndexer {
     // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
     if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);
-    const Kth h = Rank(hi, lowest, highest, K, n, lanes, &hiHint_);
+    const Kth h = Rank(hi, lowest, highest, K, n, lanes, CountBuffer(lanes), &hiHint_);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
     if (h.atLeast == K) {  // the whole bucket is taken
@@ -913,7 +928,7 @@ class StemIndexer {
     const uint32_t bucket = h.atLeast - h.above;
     int32_t lowest2 = 0, highest2 = kLoTop;
     if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
-    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes);
+    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes, hi_);  // hi_ is no longer needed
     const float tl = static_cast<float>(l.threshold);
     Compares(Mask(kAux), lo_, tl, CMPMODE::GT, lanes);
     OrMask(kTaken, kAux, lanes);
