@@ -354,6 +354,20 @@ class IndependenceTest(unittest.TestCase):
                 run_emulated(case, inputs)
             assert_same(self, run_op(case, inputs), want, "R1 CPU op under cores=1")
 
+    def test_plan_of_more_tiles_than_slots_across_core_counts(self):
+        """The kernel spreads the plan's 36 cost-balanced slots over its cube cores (a core takes
+        36/A slots' worth, cutting slots at tile boundaries): every tile exactly once for every
+        core count (a tile run twice is a write race the sim rejects, one skipped leaves its rows
+        at the host's fill). 64 tiles here (q = kv = 16K, Nk 4) on 1, 3, 7, 20, 32 and 36 cube
+        cores; and a plan of 40 tiles (B = 2, some slots of one tile, some of two)."""
+        case = sc.Case("tiles", None, None, causal=True, alpha=0.5)
+        for q, kv in (([16384], [16384]), ([8192, 2048], [8192, 4096])):
+            inputs = sc.build(q, kv, Nk=4, seed=len(q))
+            want = run_op(case, inputs)
+            for cores in (2, 6, 14, 40, 64, 72):
+                with self.subTest(q=q, cores=cores), _sim.sim_platform(cores, 0):
+                    assert_same(self, run_emulated(case, inputs), want, f"q={q} kv={kv} on {cores // 2} cube cores")
+
     def test_a25_one_and_two_threads(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()
@@ -446,6 +460,29 @@ class EmulatedKernelTest(unittest.TestCase):
                 case = sc.Case("A32", None, None, causal=False)
                 inputs = sc.build([128], [8192], Nq=Nq, Nk=Nk, prompt=[25600], pattern="VA")
                 assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"A32 {Nq}/{Nk}")
+
+    def test_thresholds_far_from_the_previous_rows(self):
+        """The kernel searches a row's K-th key starting from the previous row's (rows of a group
+        score the same keys); here every query row is scaled by its own power of two and sign, so
+        consecutive rows' thresholds lie far apart (other exponents, other signs, scores that are
+        vbias alone), and the digit density the previous row met (which guides the second probe)
+        is no guide: the search must stay exact from any start. Both precisions; some rows also
+        with all-NaN and all-equal scores."""
+        g = torch.Generator().manual_seed(5)
+        qflat, kflat, vbias, ql, kl, _ = sc.build([4096], [20480], Nk=4, seed=9)  # 152 candidates per row
+        rows = qflat.size(2)
+        exps = torch.randint(-40, 41, (qflat.size(1), rows), generator=g).float()
+        signs = torch.where(torch.rand(qflat.size(1), rows, generator=g) < 0.5, -1.0, 1.0)
+        qflat = (qflat.float() * (signs * torch.exp2(exps))[None, :, :, None]).to(torch.bfloat16)
+        qflat[0, :, 5] = 0  # scores = vbias
+        vbias[0, 1] = float("nan")  # kv head 1: every score NaN
+        vbias[0, 2, 40:] = 0.25
+        kflat[0, 2, 40:] = 0  # kv head 2: most scores equal
+        inputs = (qflat, kflat, vbias, ql, kl, None)
+        for precision in (1, 2):
+            case = sc.Case("far", None, None, causal=False, topk_score_precision=precision)
+            with self.subTest(precision=precision):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"far thresholds p{precision}")
 
     def test_r1_exact_against_sequential_scores(self):
         case = sc.random_cases()[0]

@@ -577,7 +577,7 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   bytes += kMasks * (std::max(w, n) / 8);          // compare masks
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4) + r32(repeats * 4);  // sums, counts
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
-  bytes += 32;                                     // one length
+  bytes += amct_stem::kLengthSlots * 32;           // the ring of length slots
   return bytes;
 }
 

@@ -3,9 +3,11 @@
 // sim (the private op _npu_stem_indexer_emulated).
 //
 // Work split: the metadata (§6) assigns (bn2, m) tiles of 64 group-major rows r = g * Qb + s1 to
-// 36 slots; slot c runs on cube core c % aicNum (MIX 1:2: the AIC and its two AIVs), whose two
-// vector blocks take the first ceil(rows / 2) rows of each tile and the rest, or, for a tile of at
-// most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
+// 36 cost-balanced slots; with A cube cores (MIX 1:2: the AIC and its two AIVs), core a takes the
+// slot units [36a / A, 36(a + 1) / A), cutting a slot at tile boundaries by the §6 cost (Section),
+// so that 32 cores do not run 36 slots as 4 cores running two (a section of fewer tiles than slots:
+// slot c on core c % A). The core's two vector blocks take the first ceil(rows / 2) rows of each
+// tile and the rest, or, for a tile of at most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
 // are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
 //
 // The kernel reads the lengths itself (no host round trip): Qb, Kb (clamped to maxQb, maxKb), P,
@@ -36,13 +38,20 @@
 //      are never counted. hi is built from the row's scores when the row is selected: the
 //      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
-//      Compares and a count) searched by bisection alternating with interpolation, ended by a
-//      scalar pass over at most 16 lanes; then, only when the K-th key's hi bucket is split, the
-//      same on the lo digit within that bucket. Equal keys are taken in index order (the smaller
-//      index first) by a scalar pass over the tie mask words.
-//   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask; the
+//      Compares and a count) searched from the previous row's hi threshold (the rows of a group
+//      score the same keys: their thresholds lie close; the first row within its digit range, a
+//      vector min and max): a probe there, one where the digit density the previous row met
+//      puts the crossing (rows of >= 128 candidates), steps of 1, 2, 4 ... until the count
+//      crosses K, then bisection alternating with interpolation, ended by a scalar pass over at
+//      most 16 lanes (on rows of > 256 lanes only for a bracket of > 8 values); then, only when
+//      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
+//      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
+//      pass over the tie mask words.
+//   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
+//      sink and window bits set by the scalar unit in the spread per-repeat patterns); the
 //      indices are compacted from an index ramp by GatherMask (per 64-lane repeat, each into its
-//      own slot), so the prefix is ascending by construction, and DMA'd to the row.
+//      own slot), so the prefix is ascending by construction, and DMA'd to the row; L comes from
+//      a ring of 32 slots, so the scalar unit waits for those DMAs once per 32 rows.
 // Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
 // bisheng's auto-sync.
 #include "kernel_operator.h"
@@ -187,12 +196,32 @@ struct Kth {
 
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
+// On rows of more than kScalarCountLanes lanes (counted by vector reductions), a bracket of few
+// lanes ends with that scalar pass only when it spans more than 2^kFinishSpan values: the pass
+// reads every mask word of the row (17 cycles each), about kFinishSpan counts' worth at 1024
+// lanes; a narrower bracket is bisected.
+constexpr int32_t kFinishSpan = 3;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
 // Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
 // 32-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
 // than the 17-cycle scalar UB reads of more than 8 mask words.
 constexpr uint32_t kScalarCountLanes = 256;
+
+// Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
+// between its first probe and its answer.
+struct RankHint {
+  int32_t threshold = 0;
+  float slope = 0.0f;
+  bool valid = false;
+  bool hasSlope = false;
+};
+// Rank's density-guided jump: at least this many lanes per digit value assumed, at most this
+// many values far.
+constexpr float kMinSlope = 0.25f;
+constexpr float kMaxJump = 256.0f;
+// ... on searches over at least this many lanes (on fewer the density is too noisy a guide).
+constexpr uint32_t kMinJumpLanes = 128;
 
 // A Top-K row of the current group.
 struct GroupRow {
@@ -254,7 +283,7 @@ class StemIndexer {
     pipe->InitBuffer(countBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
-    pipe->InitBuffer(seqBuf_, 32);
+    pipe->InitBuffer(seqBuf_, amct_stem::kLengthSlots * 32);
     hi_ = hiBuf_.Get<float>();
     s_ = sBuf_.Get<float>();
     lo_ = loBuf_.Get<float>();
@@ -282,9 +311,7 @@ class StemIndexer {
     int64_t sections = metaGm_.GetValue(0);
     if (sections < 0) sections = 0;
     if (static_cast<uint64_t>(sections) > items) sections = static_cast<int64_t>(items);
-    for (int64_t s = 0; s < sections; ++s) {
-      for (uint32_t c = aic_; c < amct_stem::kSlots; c += t_.aicNum) Slot(s, c);
-    }
+    for (int64_t s = 0; s < sections; ++s) Section(s);
     mm.End();
   }
 
@@ -322,19 +349,68 @@ class StemIndexer {
     return (static_cast<int64_t>(t_.group) * l.Qb + amct_stem::kMTile - 1) / amct_stem::kMTile;
   }
 
-  // The tiles of record (section s, slot c): lexicographic from its start to its (exclusive) end.
-  __aicore__ inline void Slot(int64_t s, uint32_t c) {
+  // This cube core's share of section s. The plan balances the cost of the section's tiles over
+  // kSlots slots; with A cube cores, core a takes the slot units [a * kSlots / A, (a + 1) *
+  // kSlots / A): the slots wholly inside, and of a slot cut by an end the tiles whose middle (by
+  // the §6 cost, the plan's own measure) lies inside. So every tile goes to exactly one core, and
+  // no core runs two whole slots while others run one (36 slots on 32 cores). A section of fewer
+  // tiles than slots (its last record empty: it ends at (0, 0)) has one tile per used slot: slot
+  // c then runs on core c mod A.
+  __aicore__ inline void Section(int64_t s) {
+    const uint64_t A = t_.aicNum, S = amct_stem::kSlots;
+    const uint64_t lastRec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (S * s + S - 1);
+    if (Word(lastRec + 3) == 0 && Word(lastRec + 4) == 0) {
+      for (uint32_t c = aic_; c < S; c += t_.aicNum) Slot(s, c, true);
+      return;
+    }
+    const uint64_t first = aic_ * S / A, last = ((aic_ + 1) * S - 1) / A;
+    for (uint64_t k = first; k <= last && k < S; ++k) {
+      const bool whole = k * A >= aic_ * S && (k + 1) * A <= (aic_ + 1) * S;
+      Slot(s, static_cast<uint32_t>(k), whole);
+    }
+  }
+
+  // The tiles of record (section s, slot c), lexicographic from its start to its (exclusive) end:
+  // all of them when `whole`, else this core's part of them (Section).
+  __aicore__ inline void Slot(int64_t s, uint32_t c, bool whole) {
     const uint64_t rec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (amct_stem::kSlots * s + c);
-    int64_t bn2 = Word(rec + 0), m = Word(rec + 1);
-    const int64_t bn2End = Word(rec + 3), mEnd = Word(rec + 4);
+    const SlotRange range{Word(rec + 0), Word(rec + 1), Word(rec + 3), Word(rec + 4)};
+    if (range.bn2 < 0 || range.m < 0) return;
+    if (whole) {
+      Walk(range, Pass::kRunAll, c, 0);
+      return;
+    }
+    const int64_t total = Walk(range, Pass::kCost, c, 0);
+    if (total > 0) Walk(range, Pass::kRunShare, c, total);
+  }
+
+  struct SlotRange {
+    int64_t bn2, m, bn2End, mEnd;
+  };
+  enum class Pass { kRunAll, kCost, kRunShare };
+
+  // One pass over the tiles of slot c's range: runs them all, or sums their costs, or runs those
+  // whose middle (2 * (c + prefix cost / total)) lies in this core's units. Returns the cost sum
+  // (0 for kRunAll).
+  __aicore__ inline int64_t Walk(const SlotRange& w, Pass pass, uint32_t c, int64_t total) {
     const int64_t items = static_cast<int64_t>(t_.batch) * t_.kvHeads;
-    if (bn2 < 0 || m < 0) return;
-    while (bn2 < items && (bn2 < bn2End || (bn2 == bn2End && m < mEnd))) {
+    const uint64_t A = t_.aicNum, S = amct_stem::kSlots, T = static_cast<uint64_t>(total);
+    int64_t bn2 = w.bn2, m = w.m, cost = 0;
+    while (bn2 < items && (bn2 < w.bn2End || (bn2 == w.bn2End && m < w.mEnd))) {
       const uint32_t b = static_cast<uint32_t>(bn2 / t_.kvHeads);
-      const Lengths l = LengthsOf(b);
+      const Lengths l = CachedLengths(b);
       const int64_t mt = TilesOf(l);
       if (m < mt) {
-        Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
+        bool run = pass == Pass::kRunAll;
+        if (pass != Pass::kRunAll) {
+          const int64_t tc = TileCost(static_cast<uint64_t>(m), l);
+          if (pass == Pass::kRunShare) {
+            const uint64_t mid2 = 2 * c * T + 2 * static_cast<uint64_t>(cost) + static_cast<uint64_t>(tc);
+            run = A * mid2 >= 2 * aic_ * S * T && A * mid2 < 2 * (aic_ + 1) * S * T;
+          }
+          cost += tc;
+        }
+        if (run) Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
         ++m;
       }
       if (m >= mt) {
@@ -342,6 +418,35 @@ class StemIndexer {
         m = 0;
       }
     }
+    return cost;
+  }
+
+  // The §6 cost of tile m (the metadata's measure: per 256-block step of its widest row's
+  // candidates, 6 per 16 rows and 10 per 64 key blocks).
+  __aicore__ inline int64_t TileCost(uint64_t m, const Lengths& l) {
+    const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
+    const uint64_t r0 = m * amct_stem::kMTile;
+    const uint64_t r1 = rows - r0 < amct_stem::kMTile ? rows : r0 + amct_stem::kMTile;
+    // The widest row: the largest s1 of the tile (vis grows with s1).
+    const uint64_t qb = static_cast<uint64_t>(l.Qb);
+    const uint64_t s1Max = (r1 - 1) / qb != r0 / qb ? qb - 1 : (r1 - 1) % qb;
+    const int64_t vis = VisibleBlocks(static_cast<int64_t>(s1Max), l);
+    const int64_t e = vis > amct_stem::kWindow ? vis - amct_stem::kWindow : 0;
+    const int64_t steps = e > 0 ? (e + kChunk - 1) / kChunk : 1;
+    const int64_t mRows = static_cast<int64_t>(r1 - r0);
+    const int64_t last = e - static_cast<int64_t>(kChunk) * (steps - 1);
+    const int64_t perStep = 6 * ((mRows + 15) / 16);
+    return steps * perStep + 10 * ((steps - 1) * (static_cast<int64_t>(kChunk) / 64) + (last + 63) / 64);
+  }
+
+  // LengthsOf(b), read from GM only when b changes.
+  __aicore__ inline Lengths CachedLengths(uint32_t b) {
+    if (!lengthsValid_ || lengthsB_ != b) {
+      lengths_ = LengthsOf(b);
+      lengthsB_ = b;
+      lengthsValid_ = true;
+    }
+    return lengths_;
   }
 
   __aicore__ inline uint32_t VisibleBlocks(int64_t i, const Lengths& l) {
@@ -390,13 +495,15 @@ class StemIndexer {
     if (count_ > 0) Group();
   }
 
-  // L of row outRow.
+  // L of row outRow, from its own 32-B slot of a ring of kLengthSlots: the scalar unit waits for
+  // the length DMAs (MTE3_S, their latency) once per round of the ring, not once per row.
   __aicore__ inline void WriteLength(uint64_t outRow, uint32_t L) {
-    LocalTensor<int32_t> v = seqBuf_.Get<int32_t>();
-    WaitForPipe<HardEvent::MTE3_S>();  // the previous length's DMA has read v
+    LocalTensor<int32_t> v = seqBuf_.Get<int32_t>()[lengthSlot_ * 8];
+    if (lengthSlot_ == 0) WaitForPipe<HardEvent::MTE3_S>();  // the previous round's DMAs have read the ring
     v.SetValue(0, static_cast<int32_t>(L));
     WaitForPipe<HardEvent::S_MTE3>();
     DataCopyPad(seqGm_[outRow], v, DataCopyExtParams(1, 4, 0, 0, 0));
+    lengthSlot_ = lengthSlot_ + 1 < amct_stem::kLengthSlots ? lengthSlot_ + 1 : 0;
   }
 
   // A short-path row: 0..vis-1 (vis <= maxKb) from the index ramp.
@@ -501,6 +608,7 @@ class StemIndexer {
       // Subnormals may be involved: the exact form. hi_, lo_, scratch_ and chunkA_ are free
       // until the rows are selected (kAux, kNegative until the sum's NaN test below).
       LocalTensor<float> scaledBias = chunkA_.Get<float>();
+      WaitForPipe<HardEvent::MTE3_V>();  // the last row's emission DMAs have read lo_
       amct_kernel::ScaleToUnitsExact(scaledBias, bv, lo_, scratch_, Mask(kAux), kChunk);
       for (uint32_t q = 0; q < count_; ++q) {
         amct_kernel::ScaleAddExact<6>(sv[q * kChunk], bv, scaledBias, hi_, lo_, scratch_, Mask(kAux),
@@ -545,12 +653,12 @@ class StemIndexer {
     Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
   }
 
-  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (lo_ holds
-  // the index ramp meanwhile).
+  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (scratch_
+  // holds the index ramp meanwhile; lo_ may still be read by the previous row's emission DMAs).
   __aicore__ inline void CandidateMask(uint32_t vis, uint32_t lanes) {
-    CreateVecIndex(lo_, 0.0f, lanes);
-    Compares(Mask(kRange), lo_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
-    Compares(Mask(kAux), lo_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
+    CreateVecIndex(scratch_, 0.0f, lanes);
+    Compares(Mask(kRange), scratch_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
+    Compares(Mask(kAux), scratch_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
     AndMask(kRange, kAux, lanes);
   }
 
@@ -577,6 +685,7 @@ class StemIndexer {
   __aicore__ inline void LowKeys(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
+    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's emission DMAs have read lo_
     ShiftLeft(loU, s.ReinterpretCast<uint32_t>(), uint32_t(16), cnt);
     ShiftRight(loU, loU, uint32_t(16), cnt);
     Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // w, exact
@@ -641,8 +750,10 @@ class StemIndexer {
     highest = static_cast<int32_t>(ReduceAll<Reduce::kMax>(scratch_, lanes));
   }
 
-  // Lanes of v that are >= t.
-  __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes) {
+  // Lanes of v that are >= t. Rows of more than kScalarCountLanes lanes: counted by Selects of
+  // scratch_ (all ones, filled by Search) into `part`, summed by the vector unit.
+  __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes,
+                                          const LocalTensor<float>& part) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     if (lanes <= kScalarCountLanes) {
       WaitForPipe<HardEvent::V_S>();
@@ -652,37 +763,98 @@ class StemIndexer {
       WaitForPipe<HardEvent::S_V>();
       return count;
     }
-    return Sum(Ones(kAux, lanes), lanes);
+    Select(part, Mask(kAux), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    return Sum(part, lanes);
   }
 
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
-  // Values are integers in fp32.
+  // Values are integers in fp32. With a valid `hint` (the previous row's search: rows of a group
+  // score the same keys, so their thresholds lie close), the search first probes the hint's
+  // threshold, then, given the hint's digit density (counted lanes per digit value), the value
+  // where that density puts the crossing, then steps of 1, 2, 4 ... on in the same direction
+  // until the count crosses need, then bisects: a threshold near the hint costs 2-4 counts
+  // instead of a digit range and a dozen. Any hint is exact (it only orders the probes); the
+  // gallop ends within 18 probes. Updates the hint.
+  // `part`: a row buffer free meanwhile (CountAtLeast).
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                             uint32_t lanes) {
+                             uint32_t lanes, const LocalTensor<float>& part, RankHint* hint = nullptr) {
+    const bool gallop = hint != nullptr && hint->valid;
+    Probe firstProbe{0, 0};
+    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, firstProbe);
+    if (hint != nullptr) {
+      if (gallop && k.threshold != firstProbe.at) {
+        const int32_t d = k.threshold > firstProbe.at ? k.threshold - firstProbe.at : firstProbe.at - k.threshold;
+        const uint32_t dc = k.atLeast > firstProbe.count ? k.atLeast - firstProbe.count : firstProbe.count - k.atLeast;
+        hint->slope = static_cast<float>(dc) / static_cast<float>(d);
+        hint->hasSlope = true;
+      }
+      hint->threshold = k.threshold;
+      hint->valid = true;
+    }
+    return k;
+  }
+
+  struct Probe {
+    int32_t at;
+    uint32_t count;
+  };
+
+  __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
+                               uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
+                               Probe& firstProbe) {
+    if (lanes > kScalarCountLanes) Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));  // CountAtLeast's ones
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
+    const uint32_t candidates = atLeast;
     bool interpolate = false;
+    uint32_t probes = 0;
+    bool up = true;
+    int32_t step = 1;
     while (lo < hi) {
-      if (atLeast - above <= kScalarFinish) return Finish(v, lo, hi, need, above, lanes);
+      if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
+        return Finish(v, lo, hi, need, above, lanes);
+      }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
       // bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
-      if (interpolate) {
+      if (gallop && probes == 0) {
+        mid = hint.threshold;
+      } else if (gallop && probes == 1 && hint.hasSlope && candidates >= kMinJumpLanes) {
+        // count(v >= hint + d) ~ first count - slope * d: the largest d keeping it >= need.
+        const float slope = hint.slope > kMinSlope ? hint.slope : kMinSlope;
+        const float lanesOff = static_cast<float>(firstProbe.count) - static_cast<float>(need);
+        float jump = lanesOff / slope;
+        jump = jump > kMaxJump ? kMaxJump : (jump < -kMaxJump ? -kMaxJump : jump);
+        const int32_t d = static_cast<int32_t>(jump);  // toward zero: up, floor; down, ceil of |d|
+        mid = firstProbe.at + (up ? d : d - (static_cast<float>(d) != jump ? 1 : 0));
+      } else if (gallop) {
+        mid = up ? lo + step : hi + 1 - step;
+        step = step < (1 << 16) ? 2 * step : step;
+      } else if (interpolate) {
         const float span = static_cast<float>(hi - lo + 1);
         const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
         const int32_t guess = lo + static_cast<int32_t>(span * frac);
-        mid = guess <= lo ? lo + 1 : (guess > hi ? hi : guess);
+        mid = guess;
       }
-      interpolate = !interpolate;
-      const uint32_t c = CountAtLeast(v, mid, lanes);
-      if (c >= need) {
+      mid = mid <= lo ? lo + 1 : (mid > hi ? hi : mid);
+      if (!gallop) interpolate = !interpolate;
+      const uint32_t c = CountAtLeast(v, mid, lanes, part);
+      const bool reached = c >= need;
+      if (reached) {
         lo = mid;
         atLeast = c;
       } else {
         hi = mid - 1;
         above = c;
       }
+      if (gallop && probes == 0) {
+        firstProbe = Probe{mid, c};
+        up = reached;  // the answer lies at or above the first probe, or below it
+      } else if (gallop && reached != up) {
+        gallop = false;  // bracketed: bisection and interpolation from here
+      }
+      ++probes;
     }
     return Kth{lo, above, atLeast};
   }
@@ -722,14 +894,25 @@ class StemIndexer {
     return Kth{static_cast<int32_t>(t), above + greater, above + greater + equal};
   }
 
+  // A row buffer for the hi search's counts: the chunk scratch, free during the selection, when it
+  // holds a row; else lo_, once the previous row's emission DMAs have read it (a wait this early
+  // in the row stalls the vector unit for their latency, so only then).
+  __aicore__ inline LocalTensor<float> CountBuffer(uint32_t lanes) {
+    if (t_.groupRows * kChunk >= lanes) return chunkA_.Get<float>();
+    WaitForPipe<HardEvent::MTE3_V>();
+    return lo_;
+  }
+
   // Writes into kTaken (and kTie, of which the first `ties` lanes in index order are also taken)
   // the K chosen lanes among the n candidates of a row. Returns the tie count.
   __aicore__ inline uint32_t Choose(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t n,
                                     uint32_t K, uint32_t lanes) {
     // count(hi >= lowest) = the n candidates >= K, nothing lies above highest: no count needed.
+    // The first row searches within the row's digit range, the others gallop from the previous
+    // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
-    DigitRange(hi, kRange, lanes, lowest, highest);
-    const Kth h = Rank(hi, lowest, highest, K, n, lanes);
+    if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);
+    const Kth h = Rank(hi, lowest, highest, K, n, lanes, CountBuffer(lanes), &hiHint_);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
     if (h.atLeast == K) {  // the whole bucket is taken
@@ -745,7 +928,7 @@ class StemIndexer {
     const uint32_t bucket = h.atLeast - h.above;
     int32_t lowest2 = 0, highest2 = kLoTop;
     if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
-    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes);
+    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes, hi_);  // hi_ is no longer needed
     const float tl = static_cast<float>(l.threshold);
     Compares(Mask(kAux), lo_, tl, CMPMODE::GT, lanes);
     OrMask(kTaken, kAux, lanes);
@@ -789,25 +972,19 @@ class StemIndexer {
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
-    // The sink and window lanes.
-    LocalTensor<float> idx = scratch_;
-    CreateVecIndex(idx, 0.0f, lanes);
-    Compares(Mask(kAux), idx, static_cast<float>(amct_stem::kSink), CMPMODE::LT, lanes);
-    OrMask(kTaken, kAux, lanes);
-    Compares(Mask(kAux), idx, static_cast<float>(row.vis - amct_stem::kWindow), CMPMODE::GE, lanes);
-    Compares(Mask(kRange), idx, static_cast<float>(row.vis), CMPMODE::LT, lanes);
-    AndMask(kAux, kRange, lanes);
-    OrMask(kTaken, kAux, lanes);
     const uint32_t written = Emit(row.outRow * t_.maxKb, Min(K + amct_stem::kSink + amct_stem::kWindow, t_.maxKb),
-                                  lanes);
+                                  row.vis, lanes);
     WriteLength(row.outRow, written);
   }
 
-  // Compacts the index ramp by Mask(kTaken) into the output row at `out`, at most `limit`
+  // Compacts the index ramp by Mask(kTaken) plus the sink lanes [0, 4) and the window lanes
+  // [vis - 4, vis) (never candidates, so not in the mask: the scalar unit adds their bits to the
+  // patterns and their number to the counts) into the output row at `out`, at most `limit`
   // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
   // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
-  // previous ones.
-  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t lanes) {
+  // previous ones, in one pass over the per-repeat counts (one scalar read each; the V_MTE3 flags
+  // stall no scalar work).
+  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t vis, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<float> counts = countBuf_.Get<float>();
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
@@ -816,24 +993,42 @@ class StemIndexer {
                                    1, 1, 8);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
     WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
-    WaitForPipe<HardEvent::V_S>();     // the counts
-    for (uint32_t r = 0; r < repeats; ++r) {
-      if (counts.GetValue(r) == 0.0f) continue;
-      uint64_t rsvd = 0;
-      GatherMask(slot[r * kRepeatLanes], ramp_[r * kRepeatLanes], pat[r * 8], false, 0u,
-                 GatherMaskParams(1, 1, 8, 0), rsvd);
-    }
-    WaitForPipe<HardEvent::V_MTE3>();  // the slots
+    WaitForPipe<HardEvent::V_S>();     // the counts and patterns
+    const uint32_t w0 = vis - amct_stem::kWindow;
+    SetPatternBits(pat, 0, amct_stem::kSink);
+    SetPatternBits(pat, w0, amct_stem::kWindow);
+    WaitForPipe<HardEvent::S_V>();  // the patterns, read by GatherMask
     uint32_t pos = 0;
     for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
-      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r));
+      const uint32_t first = r * kRepeatLanes, end = first + kRepeatLanes;
+      const uint32_t sink = r == 0 ? amct_stem::kSink : 0u;
+      const uint32_t window = w0 < end && vis > first ? Min(vis, end) - (w0 > first ? w0 : first) : 0u;
+      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r)) + sink + window;
       if (kept == 0) continue;
+      uint64_t rsvd = 0;
+      GatherMask(slot[first], ramp_[first], pat[r * 8], false, 0u, GatherMaskParams(1, 1, 8, 0), rsvd);
+      WaitForPipe<HardEvent::V_MTE3>();  // the slot
       const uint32_t k = Min(kept, limit - pos);
-      DataCopyPad(outGm_[out + pos], slot[r * kRepeatLanes], DataCopyExtParams(1, k * 4, 0, 0, 0));
+      DataCopyPad(outGm_[out + pos], slot[first], DataCopyExtParams(1, k * 4, 0, 0, 0));
       pos += k;
     }
     WaitForPipe<HardEvent::S_V>();  // counts is rewritten by the next row's reduction
     return pos;
+  }
+
+  // Sets the pattern bits (Emit's spread layout: lane j in word (j % 64) / 32 of repeat j / 64's
+  // 32-B slot) of lanes [j0, j0 + n), n <= 32, by scalar read-modify-writes (at most two words).
+  __aicore__ inline void SetPatternBits(const LocalTensor<uint32_t>& pat, uint32_t j0, uint32_t n) {
+    uint32_t j = j0;
+    const uint32_t end = j0 + n;
+    while (j < end) {
+      const uint32_t word = (j / kRepeatLanes) * 8 + (j % kRepeatLanes) / 32;
+      const uint32_t bit = j % 32;
+      const uint32_t take = Min(end - j, 32 - bit);
+      const uint32_t bits = (take == 32 ? 0xFFFFFFFFu : ((1u << take) - 1u)) << bit;
+      pat.SetValue(word, pat.GetValue(word) | bits);
+      j += take;
+    }
   }
 
   StemTiling t_;
@@ -841,8 +1036,13 @@ class StemIndexer {
   bool split_ = true;     // two vector blocks share each tile
   uint64_t walked_ = 0;  // tiles of this cube core's walk so far
   uint64_t biasOffset_ = 0;
+  Lengths lengths_{0, 0, 0};  // CachedLengths
+  uint32_t lengthsB_ = 0;
+  bool lengthsValid_ = false;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
+  uint32_t lengthSlot_ = 0;  // WriteLength's next slot
+  RankHint hiHint_;          // the last row's hi search (Choose)
   __gm__ bfloat16_t* qBase_ = nullptr;
   __gm__ bfloat16_t* kBase_ = nullptr;
   GlobalTensor<float> biasGm_;

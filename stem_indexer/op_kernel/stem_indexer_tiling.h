@@ -20,6 +20,7 @@ constexpr uint32_t kChunk = 256;         // key blocks per score chunk (the meta
 constexpr uint32_t kMTile = 64;          // rows per m tile (group-major rows r = g * Qb + s1)
 constexpr uint32_t kMaxGroupRows = 32;   // Top-K rows scored by one matmul: half of a 64-row tile (a vector core's share)
 constexpr uint32_t kSubBlocks = 2;       // vector cores per cube core (MIX 1:2)
+constexpr uint32_t kLengthSlots = 32;    // the kernel's ring of 32-B slots for the L writes (one DMA each)
 constexpr uint32_t kDim = 2048;          // elements of a qflat / kflat row (the dot products' K)
 // Metadata layout (docs/stem_indexer.md §6), in int32 words.
 constexpr uint32_t kHeaderWords = 16;
