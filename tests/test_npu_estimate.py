@@ -143,15 +143,28 @@ class CliTest(unittest.TestCase):
             pkg: subprocess.Popen([sys.executable, "-m", "amct_ops", "bench", pkg, "--npu-estimate", "--json", *opts],
                                   cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for pkg, opts in CLI_CASES.items()}
+        cls.stem_cost_only = subprocess.Popen(
+            [sys.executable, "-m", "amct_ops", "bench", "stem_indexer", "--npu-estimate", "--json", "--cost-only",
+             *CLI_CASES["stem_indexer"]], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         cls.text = subprocess.run([sys.executable, "-m", "amct_ops", "bench", "hifloat8_cast", "--npu-estimate",
                                    "--soc", "ascend950", *CLI_CASES["hifloat8_cast"]], cwd=ROOT, env=env,
                                   capture_output=True, text=True, timeout=900)
 
+    _outputs = {}
+
+    @classmethod
+    def output(cls, key, proc):
+        """(returncode, stdout, stderr) of a benchmark process, waited for once."""
+        if key not in cls._outputs:
+            out, err = proc.communicate(timeout=900)
+            cls._outputs[key] = (proc.returncode, out, err)
+        return cls._outputs[key]
+
     def test_every_package_estimates(self):
         for pkg, proc in self.procs.items():
             with self.subTest(package=pkg):
-                out, err = proc.communicate(timeout=900)
-                self.assertEqual(proc.returncode, 0, err[-3000:])
+                code, out, err = self.output(pkg, proc)
+                self.assertEqual(code, 0, err[-3000:])
                 d = json.loads(out)
                 self.assertTrue(d["npu_estimate"])
                 self.assertEqual(d["soc"], "ascend910b")
@@ -169,6 +182,18 @@ class CliTest(unittest.TestCase):
                 if pkg == "svd_quant":  # on ascend910b: the bf16 matmul rows, and why the fused kernel's are absent
                     self.assertIn("the fused kernel is dav-3510 code", notes)
                     self.assertIn("bf16 matmul 64,2048,256", [r["case"] for r in d["results"]])
+
+    def test_stem_estimate_keeps_the_scores_under_cost_only(self):
+        # Its selection works on the scores: without the arithmetic it would time the NaN-bucket path.
+        code, out, err = self.output("stem_indexer --cost-only", self.stem_cost_only)
+        self.assertEqual(code, 0, err[-3000:])
+        fused = [r for r in json.loads(out)["results"] if r["kernel"] == "amct_stem_indexer_kernel"]
+        self.assertTrue(fused)
+        code, plain_out, err = self.output("stem_indexer", self.procs["stem_indexer"])
+        self.assertEqual(code, 0, err[-3000:])
+        plain = [r for r in json.loads(plain_out)["results"] if r["kernel"] == "amct_stem_indexer_kernel"]
+        self.assertEqual([r["estimate_us"] for r in fused], [r["estimate_us"] for r in plain])
+        self.assertIn("runs with the Matmul's arithmetic even under --cost-only", " ".join(json.loads(out)["notes"]))
 
     def test_markdown_for_950(self):
         self.assertEqual(self.text.returncode, 0, self.text.stderr[-3000:])

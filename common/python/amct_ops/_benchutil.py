@@ -736,14 +736,18 @@ def estimate_bar(label, ours, base, target, soc):
             "base_bound": bound_pipe(base), "ratio": ratio, "target": float(target), "met": ratio <= target}
 
 
-def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0, cost_only=False):
-    """Estimate every case (label, fn) on ``args.soc``: {"tables", "notes", "results"}."""
+def npu_estimate_tables(cases, args, title, notes=(), sample_blocks=0, cost_only=False, needs_arithmetic=False):
+    """Estimate every case (label, fn) on ``args.soc``: {"tables", "notes", "results"}.
+
+    needs_arithmetic: the kernels' later work depends on the matmul outputs (a selection on
+    scores), so ``--cost-only`` is ignored: garbage outputs would time another path of the kernel."""
     soc = args.soc
     table = npu_cost_table(soc)
     sample = args.sample_blocks if args.sample_blocks is not None else sample_blocks
+    skip_arithmetic = not needs_arithmetic and (cost_only or bool(getattr(args, "cost_only", False)))
     rows, results = [], []
     for label, fn in cases:
-        records = estimate_launches(fn, soc, sample, cost_only or bool(getattr(args, "cost_only", False)))
+        records = estimate_launches(fn, soc, sample, skip_arithmetic)
         rows += _estimate_rows(label, records)
         results += [{"case": label, **r} for r in records]
     cores, table_ub = int(table["aiv_cores"]["value"]), int(table["ub_bytes"]["value"])

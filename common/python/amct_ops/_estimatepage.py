@@ -63,8 +63,8 @@ buy), not a prediction to be quoted as performance.
 * Cost-only mode (`--cost-only`, `_sim_cost_begin(..., cost_only=True)`): the Matmul API times
   its tiles but skips the arithmetic (its outputs are garbage), so large shapes estimate in
   seconds; kernels without a Matmul are unaffected. A kernel whose later work depends on matmul
-  outputs (a selection on the scores) then runs that work on garbage values, which may move its
-  estimate slightly.
+  outputs would run that work on garbage values and time another path of its code, so such a
+  benchmark (stem_indexer: a selection on the scores) runs the arithmetic even in this mode.
 * Which code runs: a launch runs the instruction stream its library was compiled for, the build's
   arch (dav-2201 for the default `ascend910b` build), or dav-3510 for the kernels a package lists
   as `KERNEL_3510` (compiled for the sim only, in every build: `amct_ops.build_info()["sim_archs"]`).

@@ -249,8 +249,10 @@ def npu_estimate(args):
                   lambda q=qflat, k=kflat, v=vbias, ql=q_lens, kl=kv_lens, m=md: emulated(
                       q, k, v, ql, kl, metadata=m, causal=causal, alpha=args.alpha)))
     out = bu.npu_estimate_tables(
-        cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel per call",
-        notes=["stem_indexer: the fused MIX 1:2 kernel whole: per group of up to 32 Top-K rows (half a 64-row "
+        cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel per call", needs_arithmetic=True,
+        notes=["stem_indexer runs with the Matmul's arithmetic even under --cost-only: its selection works on the "
+               "scores, and without them (UB poison, NaN) every row would be one NaN bucket and skip the search.",
+               "stem_indexer: the fused MIX 1:2 kernel whole: per group of up to 32 Top-K rows (half a 64-row "
                "tile) and 256-block chunk the AIV's score matmul (KFC form: bf16 query rows x key rows, fp32 C into its UB, "
                "synchronous, so the AIV waits for the cube), then vbias, keys, Top-K select and GatherMask "
                "emission on the AIV; 'bound' of a MIX row is the busiest pipe of any of its cores.",
