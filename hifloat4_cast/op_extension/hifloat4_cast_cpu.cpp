@@ -258,7 +258,7 @@ struct BlockIo<c10::BFloat16> {
   }
   // Every result is exact in bfloat16: the upper halves of the bits (see Io<c10::BFloat16>).
   static void storePair(const Vec& a, const Vec& b, c10::BFloat16* p, int k) {
-    select(splat(kHigh), bitsOf(b), bitsOf(a) >> splat(16)).store(p + 2 * W * k);
+    joinHalves(bitsOf(a) >> splat(16), bitsOf(b)).store(p + 2 * W * k);
   }
   static void load(const c10::BFloat16* p, Vec (&v)[kVecsPerBlock]) {
     for (int k = 0; k < kPairVecs; ++k) loadPair(p, k, v[2 * k], v[2 * k + 1]);
@@ -370,14 +370,10 @@ inline void batchFactors(Batch& bt) {
   columnsToRows(&bt.columns[0][0], &bt.rows[0][0]);
 }
 
-// Stage C, one element vector: the code c = min(floor(bf16(4t) + 0.5), 7) with 4t = |x'| m
-// (exact scalings of a rec: docs/hifloat4.md A2 step 7) and the sign bit of the output, set iff
-// x < 0 (-0.0 gives +0.0).
-struct Element {
-  Vec product;  // x m, rounded once; its sign bit is the output's
-  Vec code;     // c, an integer in [0, 7]
-};
-
+// Stage C, one element vector: the signed code, +-c with c = min(floor(bf16(4t) + 0.5), 7) for
+// 4t = |x'| m (exact scalings of a rec: docs/hifloat4.md A2 step 7), its sign bit set iff x < 0
+// (-0.0 gives +0.0). The output is (signed code) f: the product's sign is the code's (f > 0).
+//
 // c = min(floor(bf16(u) + 0.5), 7) for u = min(|x m|, 7) (min before rounding: bf16 is monotone and
 // 7 is a bf16 value), exact for every u in [0, 7] (each of its float32 values was checked against the definition),
 // in three steps instead of a bf16 rounding, an add and a floor:
@@ -387,12 +383,13 @@ struct Element {
 // * v = (bits(u) + 0x8000) | 0xFFFF lies strictly between h and the next bf16 value h+, so between
 //   the same two halves as h but never on one (its low 16 bits are ones, a half's are zeros):
 //   RNE(v) = floor(h + 0.5), with no tie to break. h <= 7 gives RNE(v) <= 7.
+// The steps run on the signed u' = sign(x m) u (signedMin): its bits are the sign bit or-ed onto
+// bits(u), the carry of + 0x8000 never reaches the sign (u <= 7), and RNE is odd, RNE(-v) = -RNE(v)
+// (-0.0 for a negative v that rounds to 0), so the result is +-c with the sign bit of x m.
 // NaN u (only in a poisoned block, whose outputs are replaced) stays NaN or a finite garbage code.
-inline Vec codeOf(const Vec& u) { return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round(); }
-
-inline Element elementOf(const Vec& x, const Vec& m) {
-  const Vec p = signedProduct(x, m);  // sign bit: x < 0
-  return {p, codeOf(absMin(p, Vec(7.0f)))};
+inline Vec signedCodeOf(const Vec& x, const Vec& m) {
+  const Vec u = signedMin(signedProduct(x, m), Vec(7.0f));  // sign bit: x < 0
+  return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round();
 }
 
 // f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
@@ -408,8 +405,7 @@ inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sum
       const int vec = 2 * k + i;
       const Vec m = lookup(mRows[factorRowOf<T>(vec)], lk.index[Layout<T>::slotOf(vec)]);
       const Vec f = floatOf(sum - bitsOf(m));
-      const Element e = elementOf(v[i], m);
-      v[i] = floatOf(withSignOf(bitsOf(e.code * f), e.product));
+      v[i] = signedCodeOf(v[i], m) * f;
     }
     BlockIo<T>::storePair(v[0], v[1], out, k);
   }
@@ -425,8 +421,8 @@ inline void packBlockOf(const T* in, uint8_t* value, const float* mRow, const Lo
   VecI nib[kVecsPerBlock];
   for (int k = 0; k < kVecsPerBlock; ++k) {
     const int slot = Layout<T>::slotOf(k);
-    const Element e = elementOf(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
-    nib[k] = at::vec::convert_to_int_of_same_size(e.code) | ((bitsOf(e.product) >> splat(31)) & splat(8));
+    const Vec code = signedCodeOf(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
+    nib[k] = at::vec::convert_to_int_of_same_size(code).abs() | ((bitsOf(code) >> splat(31)) & splat(8));
   }
   for (int k = 0; k < kPairVecs; ++k) {
     VecI even = nib[2 * k], odd = nib[2 * k + 1];
@@ -599,7 +595,7 @@ void unpackOf(const uint8_t* scale, const uint8_t* value, void* out, int64_t blo
 //
 // A tile is kColumns<T> adjacent columns of a 64 x inner run, each column one block, in
 // kGroups<T> vectors per row: the maxima, laneFactors and per element the same steps as the
-// rows path (elementOf, f = sum - bits(m)), with no lookups: a row's factors are one vector per
+// rows path (signedCodeOf, f = sum - bits(m)), with no lookups: a row's factors are one vector per
 // group. float16 / float32: one group of W columns. bfloat16: 2W columns read as W 32-bit lanes,
 // the even columns (the low halves shifted up) and the odd ones (the high halves), as in
 // BlockIo<c10::BFloat16>: no conversion, and a row stores with one select.
@@ -621,7 +617,7 @@ struct ColumnIo<c10::BFloat16> {
   }
   // Every result is exact in bfloat16: the upper halves of the bits.
   static void store(const Vec (&v)[2], c10::BFloat16* p) {
-    select(splat(kHigh), bitsOf(v[1]), bitsOf(v[0]) >> splat(16)).store(p);
+    joinHalves(bitsOf(v[0]) >> splat(16), bitsOf(v[1])).store(p);
   }
 };
 
@@ -653,8 +649,7 @@ inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
     ColumnIo<T>::load(in + row * stride, v);
     for (int g = 0; g < G; ++g) {
       const Vec& mr = m[g][row / 4];
-      const Element e = elementOf(v[g], mr);
-      const VecI bits = withSignOf(bitsOf(e.code * floatOf(lf[g].sumBits - bitsOf(mr))), e.product);
+      const VecI bits = bitsOf(signedCodeOf(v[g], mr) * floatOf(lf[g].sumBits - bitsOf(mr)));
       v[g] = floatOf(select(lf[g].poison, splat(kQuietNaN), bits));
     }
     ColumnIo<T>::store(v, out + row * stride);

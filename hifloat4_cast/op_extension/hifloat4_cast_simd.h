@@ -6,12 +6,11 @@
 //   per-subgroup factors of a block over the block's elements, one instruction per vector;
 //   at::vec has only fixed interleaves and a gather through memory, which was slower.
 // * (storeLowBytes, pack's nibble bytes, is shared with MXFP4: common/op_host/amct_cpu_simd.h.)
-// * absMin: min(|v|, limit) in one AVX-512 instruction (vrangeps) instead of an and and a min; it
-//   is on the per-element path of every code.
-// * signedProduct: x m with the sign bit of x < 0, as one fused multiply-add x m + 0 instead of
-//   x + 0 and a multiply (at::vec::fmadd is not fused in the portable copy, so it cannot be used).
-// * withSignOf: bits | (sign bit of p), one AVX-512 ternary-logic instruction instead of an and
-//   and an or (GCC does not always fuse them itself).
+// * signedMin: sign(v) min(|v|, limit) in one AVX-512 instruction (vrangeps; AVX2: a min and a
+//   max). It is on the per-element path of every code: keeping the sign of x m in the clamped value
+//   carries it through the rounding to the code and the product c f, so no sign bits are or-ed in.
+// * joinHalves: the high 16 bits of one vector's lanes and the low 16 bits of another's (one
+//   vpblendw / masked blend instead of an and, an xor and an xor): bfloat16 pairs' stores.
 //
 // The portable copies are plain loops over the lanes; every copy gives the same bits.
 #pragma once
@@ -47,20 +46,22 @@ inline at::vec::Vectorized<float> lookup(const at::vec::Vectorized<float>& table
 #endif
 }
 
-// min(|v|, limit) for limit >= 0, the same value on every path for every non-NaN v. A NaN v
-// (only in a poisoned block, whose outputs are replaced) gives limit or NaN, never an overflow:
-// the portable copy's integer steps on the result are plain C++ arithmetic.
-inline at::vec::Vectorized<float> absMin(const at::vec::Vectorized<float>& v, const at::vec::Vectorized<float>& limit) {
+// sign(v) min(|v|, limit) for limit >= 0, the sign bit of v kept (-0.0 stays -0.0), the same value
+// on every path for every non-NaN v. A NaN v (only in a poisoned block, whose outputs are replaced)
+// gives +-limit or NaN, never an overflow: the portable copy's integer steps on the result are plain
+// C++ arithmetic.
+inline at::vec::Vectorized<float> signedMin(const at::vec::Vectorized<float>& v, const at::vec::Vectorized<float>& limit) {
 #if defined(CPU_CAPABILITY_AVX512)
-  return _mm512_range_ps(v, limit, 0x0A);  // imm: minimum of the absolute values, sign cleared
+  return _mm512_range_ps(v, limit, 0x02);  // imm: minimum of the absolute values, sign of v (the first operand)
 #elif defined(CPU_CAPABILITY_AVX2)
-  return _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), limit);  // NaN: the second operand
+  // min(v, limit) keeps v unless v > limit; the max then raises v < -limit to -limit.
+  return _mm256_max_ps(_mm256_min_ps(v, limit), _mm256_xor_ps(limit, _mm256_set1_ps(-0.0f)));
 #else
   constexpr int n = at::vec::Vectorized<float>::size();
   float a[n], b[n];
   v.store(a);
   limit.store(b);
-  for (int i = 0; i < n; ++i) a[i] = std::fabs(a[i]) < b[i] ? std::fabs(a[i]) : b[i];
+  for (int i = 0; i < n; ++i) a[i] = std::copysign(std::fabs(a[i]) < b[i] ? std::fabs(a[i]) : b[i], a[i]);
   return at::vec::Vectorized<float>::loadu(a);
 #endif
 }
@@ -80,14 +81,16 @@ inline at::vec::Vectorized<float> signedProduct(const at::vec::Vectorized<float>
 #endif
 }
 
-// bits with the sign bit of p or-ed in.
-inline at::vec::Vectorized<int32_t> withSignOf(const at::vec::Vectorized<int32_t>& bits, const at::vec::Vectorized<float>& p) {
+// Lane i: the high 16 bits of lane i of `high`, the low 16 bits of lane i of `low`.
+inline at::vec::Vectorized<int32_t> joinHalves(const at::vec::Vectorized<int32_t>& low,
+                                               const at::vec::Vectorized<int32_t>& high) {
 #if defined(CPU_CAPABILITY_AVX512)
-  // imm 0xF8: a | (b & c) of the operands a, b, c.
-  return _mm512_ternarylogic_epi32(bits, _mm512_castps_si512(p), _mm512_set1_epi32(INT32_MIN), 0xF8);
+  return _mm512_mask_blend_epi16(0xAAAAAAAAu, low, high);  // odd 16-bit words from `high`
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_blend_epi16(low, high, 0xAA);  // odd 16-bit words (per 128 bits) from `high`
 #else
-  const at::vec::Vectorized<int32_t> pBits = at::vec::cast<int32_t>(p);
-  return bits | (pBits & at::vec::Vectorized<int32_t>(INT32_MIN));
+  const at::vec::Vectorized<int32_t> mask(static_cast<int32_t>(0xFFFF0000u));
+  return low ^ ((low ^ high) & mask);
 #endif
 }
 
