@@ -4,9 +4,9 @@
 // operation (round to nearest even) or bit operation in every copy, so all copies give the same bits.
 //
 // Fake-quant and pack along the last dim run in batches of W blocks (see "batches of W blocks"
-// below): per block the subgroup maxima; then, transposed so that a lane is a block, the block
-// scale, flags and per-subgroup factors of all W blocks at once; then per block the codes, with
-// the factors spread over the elements by one lookup (hifloat4_cast_simd.h) per vector. Unpack
+// below): per block the subgroup maxima; then the block scales of all W blocks at once, a lane
+// a block; then per block its flags and per-subgroup factors, a lane a subgroup, and its codes,
+// with the factors spread over the elements by one lookup (hifloat4_cast_simd.h) per vector. Unpack
 // reads one block at a time into 64 / W registers in a "plane" layout (lane l of plane r =
 // element 4l + r; at::vec::interleave2 restores the order). Blocks along another dim are columns
 // of a 64 x inner run: there a lane is a block and every reduction is a max of rows. The only
@@ -179,18 +179,19 @@ inline void fromPlanes(const Planes& x, Vec (&v)[kVecsPerBlock]) {
 //
 // A batch runs in three stages. (A) Per block: |x| as int32 bits (ordered like the magnitudes, NaN
 // and Inf above every finite value), maxima of pairs then of subgroups by two deinterleaves: one
-// vector per 16 subgroups. (B) Transposed (at::vec::transpose_mxn), lane b = block b: the group and
-// block maxima, the poison test, the block scale, the L2 / L3 flags and per subgroup the two
-// factors m = 4 rec 2^-de and f = S 2^(de - 2), all lane-wise for the W blocks at once, then
-// transposed back to one row per block. (C) Per block again: every element's code and output, with
-// its subgroup's factors spread over the lanes by one lookup per vector. A poisoned block runs
+// vector per 16 subgroups (a row), and the block maximum. (B) Lane-wise, lane b = block b: the
+// poison test and the block scale of the W blocks at once; then per block in its rows: the group
+// maxima (pairs of lanes), the L2 / L3 flags and per subgroup the two factors m = 4 rec 2^-de and
+// f = S 2^(de - 2). (C) Per block, straight after its stage B: every element's code and output,
+// with its subgroup's factors spread over the lanes by one lookup per vector. (Stage B in the rows
+// needs no transposes, which cost AVX2 more than the lane-wise flags saved.) A poisoned block runs
 // through (A)-(C) like any other (its garbage is finite or NaN, never a trap); afterwards the rare
 // batches that hold one are patched: fake-quant writes NaN, pack recomputes the block with its
 // non-finite elements set to 0 and forces byte 0 to FF. A last partial batch runs on a zero-padded
 // copy.
 
 constexpr int kSubgroups = 16;
-constexpr int kBatch = W;  // blocks per batch: one lane each in stage B
+constexpr int kBatch = W;  // blocks per batch: one lane each in the block scale
 constexpr int kPairVecs = kVecsPerBlock / 2;
 
 // Where the elements of a block sit in its kVecsPerBlock fp32 vectors. float16 / float32:
@@ -286,48 +287,90 @@ inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]
   }
 }
 
-// The batch's per-block values: rows (one per block, 16 subgroups) and columns (one per
-// subgroup, W blocks), moved between the two by transposes.
+// The batch's per-block values, from stage A (m4, blockMax) and the lane-wise block scale.
 struct Batch {
-  alignas(64) float rows[kBatch][kSubgroups];      // stage A's maxima, then stage B's m
-  alignas(64) float columns[kSubgroups][kBatch];
-  alignas(64) int32_t sumBits[kBatch];             // bits(S) + bits(rec): f = sum - bits(m)
-  alignas(64) int32_t scaleWords[kBatch];          // pack: bytes 0-3 of each block, little-endian
-  int poisoned;                                    // bit b: block b holds a NaN or an Inf
+  alignas(64) int32_t m4[kBatch][kSubgroups];  // per block, the largest |x| bits of each subgroup
+  alignas(64) int32_t blockMax[kBatch];        // ... and of the block
+  alignas(64) float rec[kBatch];               // bf16(1/S)
+  alignas(64) int32_t sumBits[kBatch];         // bits(S) + bits(rec): f = sum - bits(m)
+  alignas(64) int32_t e6m2[kBatch];            // pack: byte 0 of each block
+  int poisoned;                                // bit b: block b holds a NaN or an Inf
 };
 
-// rows [W][16] -> columns [16][W] and back (at::vec's transposes are 8 x 8 or 16 x 16).
-inline void rowsToColumns(const float* rows, float* columns) {
-  if constexpr (W == 16) {
-    at::vec::transpose_mxn<float, 16, 16>(rows, kSubgroups, columns, kBatch);
-  } else {
-    at::vec::transpose_mxn<float, 8, 8>(rows, kSubgroups, columns, kBatch);
-    at::vec::transpose_mxn<float, 8, 8>(rows + 8, kSubgroups, columns + 8 * kBatch, kBatch);
+// The poison mask (a NaN or an Inf in the block) and the block scale of the maxima vmax (|x| bits,
+// NaN and Inf above every finite value) in each lane.
+struct ScaledMax {
+  VecI poison;
+  Scale sc;
+};
+
+inline ScaledMax scaleOfMaxima(const VecI& vmax) {
+  const VecI poison = vmax > splat(0x7F7FFFFF);
+  // A poisoned block's scale from a zero maximum: every value of stage B stays finite (its
+  // outputs are replaced anyway), so no integer step can overflow.
+  return {poison, blockScale(floatOf(vmax & (poison ^ splat(-1))))};
+}
+
+// Stage B of a batch, lane-wise: the block scales from stage A's block maxima.
+inline void batchScales(Batch& bt) {
+  const ScaledMax sm = scaleOfMaxima(VecI::loadu(bt.blockMax));
+  sm.sc.rec.store(bt.rec);
+  (bitsOf(sm.sc.rec) + bitsOf(sm.sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
+  sm.sc.e6m2.store(bt.e6m2);
+  bt.poisoned = ~floatOf(sm.poison).zero_mask() & ((1 << kBatch) - 1);
+}
+
+// Stage B of one block in its rows (lane i of row g: subgroup W g + i) from its subgroup maxima and
+// rec: m = 4 rec 2^-de per subgroup and, for pack, the L2 / L3 flags as compare masks (all ones or
+// zero). Group j is subgroups 2j and 2j + 1, a pair of lanes. Every power-of-two factor is an
+// exponent-field addition (m and rec are normal).
+struct RowFlags {
+  VecI l2[kSubVecs];  // lanes 2j and 2j + 1: l2 of group j
+  VecI l3[kSubVecs];
+};
+
+template <bool kPack>
+inline void rowFactors(const int32_t* m4Row, float rec, Vec (&m)[kSubVecs], RowFlags& flags) {
+  const Vec r(rec);
+  const VecI mMax = bitsOf(r) + splat(2 << 23);  // m = 4 rec 2^-de
+  for (int g = 0; g < kSubVecs; ++g) {
+    const VecI m4 = VecI::loadu(m4Row + g * W);
+    const VecI m8 = at::vec::maximum(m4, swapPairs(m4));
+    const Vec l2 = floatOf(m8) * r >= Vec(4.0f);                                // A2 step 5
+    const Vec l3 = floatOf(m4) * r >= Vec::blendv(Vec(2.0f), Vec(4.0f), l2);  // 2 * 2^l2 (A2 step 6)
+    // de = -(l2 + l3) of the all-ones masks: bits(m) = bits(mMax) - de 2^23.
+    m[g] = floatOf(mMax + ((bitsOf(l2) + bitsOf(l3)) << splat(23)));
+    if (kPack) {
+      flags.l2[g] = bitsOf(l2);
+      flags.l3[g] = bitsOf(l3);
+    }
   }
 }
 
-inline void columnsToRows(const float* columns, float* rows) {
-  if constexpr (W == 16) {
-    at::vec::transpose_mxn<float, 16, 16>(columns, kBatch, rows, kSubgroups);
-  } else {
-    at::vec::transpose_mxn<float, 8, 8>(columns, kBatch, rows, kSubgroups);
-    at::vec::transpose_mxn<float, 8, 8>(columns + 8 * kBatch, kBatch, rows + 8, kSubgroups);
+// Bytes 1-3 of a block's scale (docs/hifloat4.md A3) from its flag masks, at bits 8-31 of a
+// little-endian word: byte 1 bit 7 - j = l2 of group j, byte 2 bit 7 - s (s < 8), byte 3 bit 15 - s.
+inline uint32_t flagBytesOf(const RowFlags& f) {
+  uint32_t l2 = 0, l3 = 0;  // bit s: lane s of the rows
+  for (int g = 0; g < kSubVecs; ++g) {
+    l2 |= static_cast<uint32_t>(~floatOf(f.l2[g]).zero_mask() & ((1 << W) - 1)) << (g * W);
+    l3 |= static_cast<uint32_t>(~floatOf(f.l3[g]).zero_mask() & ((1 << W) - 1)) << (g * W);
   }
+  uint32_t word = 0;
+  for (int j = 0; j < 8; ++j) word |= ((l2 >> (2 * j)) & 1u) << (15 - j);
+  for (int s = 0; s < kSubgroups; ++s) word |= ((l3 >> s) & 1u) << (s < 8 ? 23 - s : 39 - s);
+  return word;
 }
 
-// Stage B, lane-wise (lane b = block b) from the subgroup maxima m4 (|x| bits, NaN and Inf above
-// every finite value): per subgroup s, m = 4 rec 2^-de passed to putM(s, m) as soon as it is
-// known (stored straight to the batch's columns: no copy of 16 vectors), and the block's bits(S) + bits(rec)
-// (f = S 2^(de - 2) has bits sum - bits(m)), its poison mask (a NaN or an Inf in the block) and,
-// for pack, bytes 0-3 of its scale as one little-endian word. The flags are compare masks (all
-// ones or zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
+// The columns path's stage B, lane-wise (lane b = block b) from the subgroup maxima m4: per
+// subgroup s, m = 4 rec 2^-de passed to putM(s, m) as soon as it is known, and the block's
+// bits(S) + bits(rec) (f = S 2^(de - 2) has bits sum - bits(m)) and its poison mask. The same
+// steps as rowFactors, with a lane for a block instead of a subgroup.
 struct LaneFactors {
   VecI sumBits;
   VecI poison;
-  VecI scaleWords;
 };
 
-template <bool kPack, class PutM>
+template <class PutM>
 inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
   VecI m8[8];
   VecI vmax = at::vec::maximum(m4[0], m4[1]);
@@ -335,39 +378,20 @@ inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
     m8[j] = at::vec::maximum(m4[2 * j], m4[2 * j + 1]);
     vmax = at::vec::maximum(vmax, m8[j]);
   }
-  const VecI poison = vmax > splat(0x7F7FFFFF);
-  // A poisoned block's scale from a zero maximum: every value of this stage stays finite (its
-  // outputs are replaced anyway), so no integer step below can overflow.
-  const Scale sc = blockScale(floatOf(vmax & (poison ^ splat(-1))));
+  const ScaledMax sm = scaleOfMaxima(vmax);
+  const Scale& sc = sm.sc;
   const VecI rec = bitsOf(sc.rec);
   const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
-  VecI flags = sc.e6m2;
   for (int j = 0; j < 8; ++j) {
     const VecI l2 = bitsOf(floatOf(m8[j]) * sc.rec >= Vec(4.0f));  // A2 step 5
     const Vec l3Threshold = floatOf(splat(0x40000000) + (l2 & splat(1 << 23)));  // 2 * 2^l2 (A2 step 6)
-    if (kPack) flags = flags | (l2 & bit(15 - j));
     for (int s = 2 * j; s < 2 * j + 2; ++s) {
       const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
       const VecI de = splat(0) - l2 - l3;
       putM(s, floatOf(mMax - (de << splat(23))));
-      // byte 2: bit 7 - s (s < 8), byte 3: bit 15 - s; bytes 2, 3 sit at bits 16 and 24.
-      if (kPack) flags = flags | (l3 & bit(s < 8 ? 23 - s : 39 - s));
     }
   }
-  return {rec + bitsOf(sc.S), poison, flags};  // S rec is about 1: no overflow
-}
-
-// Stage B of a batch: the maxima in bt.columns -> bt.rows (m), bt.sumBits, bt.poisoned and, for
-// pack, bt.scaleWords.
-template <bool kPack>
-inline void batchFactors(Batch& bt) {
-  VecI m4[kSubgroups];
-  for (int s = 0; s < kSubgroups; ++s) m4[s] = bitsOf(Vec::loadu(bt.columns[s]));
-  const LaneFactors lf = laneFactors<kPack>(m4, [&](int s, const Vec& m) { m.store(bt.columns[s]); });
-  lf.sumBits.store(bt.sumBits);
-  bt.poisoned = ~floatOf(lf.poison).zero_mask() & ((1 << kBatch) - 1);
-  if (kPack) lf.scaleWords.store(bt.scaleWords);
-  columnsToRows(&bt.columns[0][0], &bt.rows[0][0]);
+  return {rec + bitsOf(sc.S), sm.poison};  // S rec is about 1: no overflow
 }
 
 // Stage C, one element vector: the signed code, +-c with c = min(floor(bf16(4t) + 0.5), 7) for
@@ -394,9 +418,7 @@ inline Vec signedCodeOf(const Vec& x, const Vec& m) {
 
 // f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
 template <class T>
-inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sumBits, const Lookups<T>& lk) {
-  Vec mRows[kSubVecs];
-  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
+inline void fakeQuantBlockOf(const T* in, T* out, const Vec (&mRows)[kSubVecs], int32_t sumBits, const Lookups<T>& lk) {
   const VecI sum(sumBits);
   for (int k = 0; k < kPairVecs; ++k) {
     Vec v[2];
@@ -413,11 +435,9 @@ inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sum
 
 // Pack, one block: value bytes (even element in the low nibble, nibble = 8 [x' < 0] + c).
 template <class T>
-inline void packBlockOf(const T* in, uint8_t* value, const float* mRow, const Lookups<T>& lk) {
+inline void packBlockOf(const T* in, uint8_t* value, const Vec (&mRows)[kSubVecs], const Lookups<T>& lk) {
   Vec v[kVecsPerBlock];
   BlockIo<T>::load(in, v);
-  Vec mRows[kSubVecs];
-  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
   VecI nib[kVecsPerBlock];
   for (int k = 0; k < kVecsPerBlock; ++k) {
     const int slot = Layout<T>::slotOf(k);
@@ -485,18 +505,26 @@ void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Ba
     BlockIo<T>::load(in + b * kBlock, v);
     VecI m4[kSubVecs];
     subgroupMaximaOf<T>(v, m4);
-    for (int g = 0; g < kSubVecs; ++g) floatOf(m4[g]).store(bt.rows[b] + g * W);
+    VecI all = m4[0];
+    for (int g = 0; g < kSubVecs; ++g) {
+      m4[g].store(bt.m4[b] + g * W);
+      all = at::vec::maximum(all, m4[g]);
+    }
+    bt.blockMax[b] = maxOfLanes(all);
   }
-  rowsToColumns(&bt.rows[0][0], &bt.columns[0][0]);
-  batchFactors<kPack>(bt);
+  batchScales(bt);
   for (int b = 0; b < kBatch; ++b) {
+    Vec m[kSubVecs];
+    RowFlags flags;
+    rowFactors<kPack>(bt.m4[b], bt.rec[b], m, flags);
     if (kPack) {
-      packBlockOf(in + b * kBlock, o.value + b * 32, bt.rows[b], lk);
+      packBlockOf(in + b * kBlock, o.value + b * 32, m, lk);
+      const uint32_t word = (static_cast<uint32_t>(bt.e6m2[b]) & 0xFFu) | flagBytesOf(flags);
+      std::memcpy(o.scale + b * 4, &word, 4);
     } else {
-      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, bt.rows[b], bt.sumBits[b], lk);
+      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, m, bt.sumBits[b], lk);
     }
   }
-  if (kPack) std::memcpy(o.scale, bt.scaleWords, sizeof(bt.scaleWords));
   for (int bits = bt.poisoned; bits != 0; bits &= bits - 1) {  // rare: a NaN or an Inf in the batch
     const int b = __builtin_ctz(bits);
     if (kPack) {
@@ -643,7 +671,7 @@ inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
   }
   Vec m[G][kSubgroups];
   LaneFactors lf[G];
-  for (int g = 0; g < G; ++g) lf[g] = laneFactors<false>(m4[g], [&](int s, const Vec& v) { m[g][s] = v; });
+  for (int g = 0; g < G; ++g) lf[g] = laneFactors(m4[g], [&](int s, const Vec& v) { m[g][s] = v; });
   for (int row = 0; row < kBlock; ++row) {
     Vec v[G];
     ColumnIo<T>::load(in + row * stride, v);

@@ -11,6 +11,9 @@
 //   carries it through the rounding to the code and the product c f, so no sign bits are or-ed in.
 // * joinHalves: the high 16 bits of one vector's lanes and the low 16 bits of another's (one
 //   vpblendw / masked blend instead of an and, an xor and an xor): bfloat16 pairs' stores.
+// * swapPairs, maxOfLanes: lanes 2i and 2i + 1 exchanged (an in-lane shuffle), and the largest lane
+//   (a shuffle tree): a block's group maxima and its maximum in its own rows (the per-block stage
+//   B), where at::vec offers only loops through memory.
 //
 // The portable copies are plain loops over the lanes; every copy gives the same bits.
 #pragma once
@@ -91,6 +94,40 @@ inline at::vec::Vectorized<int32_t> joinHalves(const at::vec::Vectorized<int32_t
 #else
   const at::vec::Vectorized<int32_t> mask(static_cast<int32_t>(0xFFFF0000u));
   return low ^ ((low ^ high) & mask);
+#endif
+}
+
+// Lanes 2i and 2i + 1 exchanged.
+inline at::vec::Vectorized<int32_t> swapPairs(const at::vec::Vectorized<int32_t>& v) {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_shuffle_epi32(v, _MM_PERM_CDAB);
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_shuffle_epi32(v, 0xB1);  // lanes 1 0 3 2 of each 128 bits
+#else
+  constexpr int n = at::vec::Vectorized<int32_t>::size();
+  int32_t a[n], b[n];
+  v.store(a);
+  for (int i = 0; i < n; ++i) b[i] = a[i ^ 1];
+  return at::vec::Vectorized<int32_t>::loadu(b);
+#endif
+}
+
+// The largest lane (signed).
+inline int32_t maxOfLanes(const at::vec::Vectorized<int32_t>& v) {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_reduce_max_epi32(v);
+#elif defined(CPU_CAPABILITY_AVX2)
+  __m256i m = _mm256_max_epi32(v, _mm256_permute2x128_si256(v, v, 1));
+  m = _mm256_max_epi32(m, _mm256_shuffle_epi32(m, 0x4E));  // 64-bit halves of each 128 bits swapped
+  m = _mm256_max_epi32(m, _mm256_shuffle_epi32(m, 0xB1));
+  return _mm256_cvtsi256_si32(m);
+#else
+  constexpr int n = at::vec::Vectorized<int32_t>::size();
+  int32_t a[n];
+  v.store(a);
+  int32_t m = a[0];
+  for (int i = 1; i < n; ++i) m = a[i] > m ? a[i] : m;
+  return m;
 #endif
 }
 
