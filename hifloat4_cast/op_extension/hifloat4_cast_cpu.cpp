@@ -410,10 +410,24 @@ inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
 // The steps run on the signed u' = sign(x m) u (signedMin): its bits are the sign bit or-ed onto
 // bits(u), the carry of + 0x8000 never reaches the sign (u <= 7), and RNE is odd, RNE(-v) = -RNE(v)
 // (-0.0 for a negative v that rounds to 0), so the result is +-c with the sign bit of x m.
+// For bfloat16 and float16 x one integer add stands for the add and the or: x m is exact (x has at
+// most 8 / 11 significant bits, m = 4 rec 2^-de at most 8), so the low 16 bits L of bits(u) are a
+// multiple of unit = 2^8 / 2^5 (u = 7 too). Then v = bits(u) + 0x8000 + unit / 2 carries into the
+// high half iff L >= 0x8000 (the multiple of unit below 0x8000 is 0x8000 - unit), the same h, and
+// its low 16 bits are never zero (that needs L = 0x8000 - unit / 2): again strictly between h and
+// h+. A product below the float32 normal range may have any L, but its code is 0 either way.
 // NaN u (only in a poisoned block, whose outputs are replaced) stays NaN or a finite garbage code.
+template <class T>
+constexpr int32_t kProductUnit = std::is_same<T, c10::BFloat16>::value ? 1 << 8 : std::is_same<T, c10::Half>::value ? 1 << 5 : 1;
+
+template <class T>
 inline Vec signedCodeOf(const Vec& x, const Vec& m) {
   const Vec u = signedMin(signedProduct(x, m), Vec(7.0f));  // sign bit: x < 0
-  return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round();
+  if constexpr (kProductUnit<T> > 1) {
+    return floatOf(bitsOf(u) + splat(0x8000 + kProductUnit<T> / 2)).round();
+  } else {
+    return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round();
+  }
 }
 
 // f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
@@ -427,7 +441,7 @@ inline void fakeQuantBlockOf(const T* in, T* out, const Vec (&mRows)[kSubVecs], 
       const int vec = 2 * k + i;
       const Vec m = lookup(mRows[factorRowOf<T>(vec)], lk.index[Layout<T>::slotOf(vec)]);
       const Vec f = floatOf(sum - bitsOf(m));
-      v[i] = signedCodeOf(v[i], m) * f;
+      v[i] = signedCodeOf<T>(v[i], m) * f;
     }
     BlockIo<T>::storePair(v[0], v[1], out, k);
   }
@@ -441,7 +455,7 @@ inline void packBlockOf(const T* in, uint8_t* value, const Vec (&mRows)[kSubVecs
   VecI nib[kVecsPerBlock];
   for (int k = 0; k < kVecsPerBlock; ++k) {
     const int slot = Layout<T>::slotOf(k);
-    const Vec code = signedCodeOf(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
+    const Vec code = signedCodeOf<T>(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
     nib[k] = at::vec::convert_to_int_of_same_size(code).abs() | ((bitsOf(code) >> splat(31)) & splat(8));
   }
   for (int k = 0; k < kPairVecs; ++k) {
@@ -677,7 +691,7 @@ inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
     ColumnIo<T>::load(in + row * stride, v);
     for (int g = 0; g < G; ++g) {
       const Vec& mr = m[g][row / 4];
-      const VecI bits = bitsOf(signedCodeOf(v[g], mr) * floatOf(lf[g].sumBits - bitsOf(mr)));
+      const VecI bits = bitsOf(signedCodeOf<T>(v[g], mr) * floatOf(lf[g].sumBits - bitsOf(mr)));
       v[g] = floatOf(select(lf[g].poison, splat(kQuietNaN), bits));
     }
     ColumnIo<T>::store(v, out + row * stride);
