@@ -266,19 +266,25 @@ struct BlockIo<c10::BFloat16> {
   }
 };
 
-// Stage A: lane i of m4[g] = the largest |x| bits of subgroup W g + i.
+// Stage A: lane i of m4[g] = the largest |x| bits of subgroup W g + i of the block at p.
+// bfloat16: on the 16-bit |x| bits themselves (ordered like the magnitudes, NaN and Inf above every
+// finite value, all >= 0 as int16), 2W elements per vector with a subgroup in each 64 bits; the
+// widened maximum is the 16 bits shifted up, as before: the same values, without the widening.
 template <class T>
-inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]) {
-  VecI pairs[kPairVecs];  // lane i of pairs[k]: the pair W k + i
-  for (int k = 0; k < kPairVecs; ++k) {
+inline void subgroupMaximaOf(const T* p, VecI (&m4)[kSubVecs]) {
+  VecI pairs[kPairVecs];
+  if constexpr (Layout<T>::kPairs) {
+    for (int k = 0; k < kPairVecs; ++k) pairs[k] = quadMaxima16(VecI::loadu(p + 2 * W * k) & splat(0x7FFF7FFF));
+    for (int g = 0; g < kSubVecs; ++g) m4[g] = evenLanes(pairs[2 * g], pairs[2 * g + 1]) << splat(16);
+    return;
+  }
+  Vec v[kVecsPerBlock];
+  BlockIo<T>::load(p, v);
+  for (int k = 0; k < kPairVecs; ++k) {  // lane i of pairs[k]: the pair W k + i
     const VecI even = bitsOf(v[2 * k]) & splat(INT32_MAX), odd = bitsOf(v[2 * k + 1]) & splat(INT32_MAX);
-    if (Layout<T>::kPairs) {
-      pairs[k] = at::vec::maximum(even, odd);
-    } else {
-      Vec e, o;
-      std::tie(e, o) = at::vec::deinterleave2(floatOf(even), floatOf(odd));
-      pairs[k] = at::vec::maximum(bitsOf(e), bitsOf(o));
-    }
+    Vec e, o;
+    std::tie(e, o) = at::vec::deinterleave2(floatOf(even), floatOf(odd));
+    pairs[k] = at::vec::maximum(bitsOf(e), bitsOf(o));
   }
   for (int g = 0; g < kSubVecs; ++g) {
     Vec e, o;
@@ -287,10 +293,10 @@ inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]
   }
 }
 
-// The batch's per-block values, from stage A (m4, blockMax) and the lane-wise block scale.
+// The batch's per-block values, from stage A (m4, rowMax) and the lane-wise block scale.
 struct Batch {
   alignas(64) int32_t m4[kBatch][kSubgroups];  // per block, the largest |x| bits of each subgroup
-  alignas(64) int32_t blockMax[kBatch];        // ... and of the block
+  alignas(64) int32_t rowMax[kBatch][W];       // ... and lane-wise over its rows
   alignas(64) float rec[kBatch];               // bf16(1/S)
   alignas(64) int32_t sumBits[kBatch];         // bits(S) + bits(rec): f = sum - bits(m)
   alignas(64) int32_t e6m2[kBatch];            // pack: byte 0 of each block
@@ -313,7 +319,7 @@ inline ScaledMax scaleOfMaxima(const VecI& vmax) {
 
 // Stage B of a batch, lane-wise: the block scales from stage A's block maxima.
 inline void batchScales(Batch& bt) {
-  const ScaledMax sm = scaleOfMaxima(VecI::loadu(bt.blockMax));
+  const ScaledMax sm = scaleOfMaxima(rowMaxima(&bt.rowMax[0][0]));  // lane b: block b's maximum
   sm.sc.rec.store(bt.rec);
   (bitsOf(sm.sc.rec) + bitsOf(sm.sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
   sm.sc.e6m2.store(bt.e6m2);
@@ -515,16 +521,14 @@ void packPoisonedBlock(const T* in, uint8_t* scale, uint8_t* value, const Lookup
 template <class T, bool kPack>
 void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Batch& bt) {
   for (int b = 0; b < kBatch; ++b) {
-    Vec v[kVecsPerBlock];
-    BlockIo<T>::load(in + b * kBlock, v);
     VecI m4[kSubVecs];
-    subgroupMaximaOf<T>(v, m4);
+    subgroupMaximaOf<T>(in + b * kBlock, m4);
     VecI all = m4[0];
     for (int g = 0; g < kSubVecs; ++g) {
       m4[g].store(bt.m4[b] + g * W);
       all = at::vec::maximum(all, m4[g]);
     }
-    bt.blockMax[b] = maxOfLanes(all);
+    all.store(bt.rowMax[b]);
   }
   batchScales(bt);
   for (int b = 0; b < kBatch; ++b) {
