@@ -14,8 +14,8 @@
 // * swapPairs: lanes 2i and 2i + 1 exchanged (an in-lane shuffle): a block's group maxima in its
 //   own rows (the per-block stage B).
 // * rowMaxima: the largest lane of each of W rows of W lanes, as one vector (a transposing max
-//   tree: 21 AVX2 instructions for 8 rows instead of 7 per row and a store-forwarding stall); the
-//   block maxima of a batch.
+//   tree: 21 AVX2 / 45 AVX-512 instructions instead of a reduction per row and a store-forwarding
+//   stall); the block maxima of a batch.
 // * quadMaxima16, evenLanes: the largest of each four 16-bit words (two shifts and two 16-bit
 //   maxima: bfloat16 subgroups without widening), and the even 32-bit lanes of two vectors (one
 //   in-lane shuffle and one 64-bit permute on AVX2): bfloat16's stage A.
@@ -135,15 +135,28 @@ inline at::vec::Vectorized<int32_t> rowMaxima(const int32_t* rows) {
   };
   const __m256i low = quadOf(0), high = quadOf(1);
   return _mm256_max_epi32(_mm256_permute2x128_si256(low, high, 0x20), _mm256_permute2x128_si256(low, high, 0x31));
+#elif defined(CPU_CAPABILITY_AVX512)
+  // The same tree over 16 rows: per 128 bits, pairOf(i) two of rows 2i, 2i + 1, quadOf(j) one of
+  // rows 4j ... 4j + 3; then two 128-bit shuffles leave row r's maximum in lane r.
+  const auto row = [rows](int i) { return _mm512_loadu_si512(rows + 16 * i); };
+  const auto pairOf = [&row](int i) {
+    const __m512i a = row(2 * i), b = row(2 * i + 1);
+    return _mm512_max_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+  };
+  const auto quadOf = [&pairOf](int j) {
+    const __m512i a = pairOf(2 * j), b = pairOf(2 * j + 1);
+    return _mm512_max_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+  };
+  // 128-bit chunks (a0 a2 b0 b2) and (a1 a3 b1 b3): imm 0x88 and 0xDD.
+  const auto foldChunks = [](const __m512i& a, const __m512i& b) {
+    return _mm512_max_epi32(_mm512_shuffle_i32x4(a, b, 0x88), _mm512_shuffle_i32x4(a, b, 0xDD));
+  };
+  return foldChunks(foldChunks(quadOf(0), quadOf(1)), foldChunks(quadOf(2), quadOf(3)));
 #else
   alignas(64) int32_t m[n];
   for (int r = 0; r < n; ++r) {
-#if defined(CPU_CAPABILITY_AVX512)
-    m[r] = _mm512_reduce_max_epi32(_mm512_loadu_si512(rows + n * r));
-#else
     m[r] = rows[n * r];
     for (int i = 1; i < n; ++i) m[r] = rows[n * r + i] > m[r] ? rows[n * r + i] : m[r];
-#endif
   }
   return at::vec::Vectorized<int32_t>::loadu(m);
 #endif
