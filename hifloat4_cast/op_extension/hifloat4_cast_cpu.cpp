@@ -178,17 +178,17 @@ inline void fromPlanes(const Planes& x, Vec (&v)[kVecsPerBlock]) {
 // --- blocks along the last dim: batches of W blocks -------------------------------------------
 //
 // A batch runs in three stages. (A) Per block: |x| as int32 bits (ordered like the magnitudes, NaN
-// and Inf above every finite value), maxima of pairs then of subgroups by two deinterleaves: one
-// vector per 16 subgroups (a row), and the block maximum. (B) Lane-wise, lane b = block b: the
-// poison test and the block scale of the W blocks at once; then per block in its rows: the group
-// maxima (pairs of lanes), the L2 / L3 flags and per subgroup the two factors m = 4 rec 2^-de and
-// f = S 2^(de - 2). (C) Per block, straight after its stage B: every element's code and output,
-// with its subgroup's factors spread over the lanes by one lookup per vector. (Stage B in the rows
-// needs no transposes, which cost AVX2 more than the lane-wise flags saved.) A poisoned block runs
-// through (A)-(C) like any other (its garbage is finite or NaN, never a trap); afterwards the rare
-// batches that hold one are patched: fake-quant writes NaN, pack recomputes the block with its
-// non-finite elements set to 0 and forces byte 0 to FF. A last partial batch runs on a zero-padded
-// copy.
+// and Inf above every finite value), maxima of pairs then of subgroups (bfloat16: on its 16-bit
+// bits): one vector per 16 subgroups (a row), and the lane-wise maxima of its rows. (B) Lane-wise,
+// lane b = block b: the poison test and the block scale of the W blocks at once; then per block in
+// its rows: the group maxima (pairs of lanes), the L2 / L3 flags and per subgroup the two factors
+// m = 4 rec 2^-de and f = S 2^(de - 2). (C) Per block, straight after its stage B: every element's
+// code and output, with its subgroup's factors spread over the lanes by one lookup per vector.
+// (Stage B in the rows needs no transposes, which cost AVX2 more than the lane-wise flags saved.)
+// A poisoned block runs through (A)-(C) like any other (its garbage is finite or NaN, never a
+// trap); afterwards the rare batches that hold one are patched: fake-quant writes NaN, pack
+// recomputes the block with its non-finite elements set to 0 and forces byte 0 to FF. A last
+// partial batch runs on a zero-padded copy.
 
 constexpr int kSubgroups = 16;
 constexpr int kBatch = W;  // blocks per batch: one lane each in the block scale
@@ -424,7 +424,9 @@ inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
 // h+. A product below the float32 normal range may have any L, but its code is 0 either way.
 // NaN u (only in a poisoned block, whose outputs are replaced) stays NaN or a finite garbage code.
 template <class T>
-constexpr int32_t kProductUnit = std::is_same<T, c10::BFloat16>::value ? 1 << 8 : std::is_same<T, c10::Half>::value ? 1 << 5 : 1;
+constexpr int32_t kProductUnit = std::is_same<T, c10::BFloat16>::value ? 1 << 8
+                                 : std::is_same<T, c10::Half>::value    ? 1 << 5
+                                                                        : 1;
 
 template <class T>
 inline Vec signedCodeOf(const Vec& x, const Vec& m) {

@@ -58,7 +58,8 @@ inline at::vec::Vectorized<float> lookup(const at::vec::Vectorized<float>& table
 // on every path for every non-NaN v. A NaN v (only in a poisoned block, whose outputs are replaced)
 // gives +-limit or NaN, never an overflow: the portable copy's integer steps on the result are plain
 // C++ arithmetic.
-inline at::vec::Vectorized<float> signedMin(const at::vec::Vectorized<float>& v, const at::vec::Vectorized<float>& limit) {
+inline at::vec::Vectorized<float> signedMin(const at::vec::Vectorized<float>& v,
+                                            const at::vec::Vectorized<float>& limit) {
 #if defined(CPU_CAPABILITY_AVX512)
   return _mm512_range_ps(v, limit, 0x02);  // imm: minimum of the absolute values, sign of v (the first operand)
 #elif defined(CPU_CAPABILITY_AVX2)
@@ -183,12 +184,14 @@ inline at::vec::Vectorized<int32_t> quadMaxima16(const at::vec::Vectorized<int32
 }
 
 // Lanes a0 a2 ... a(n-2) b0 b2 ... b(n-2).
-inline at::vec::Vectorized<int32_t> evenLanes(const at::vec::Vectorized<int32_t>& a, const at::vec::Vectorized<int32_t>& b) {
+inline at::vec::Vectorized<int32_t> evenLanes(const at::vec::Vectorized<int32_t>& a,
+                                              const at::vec::Vectorized<int32_t>& b) {
 #if defined(CPU_CAPABILITY_AVX512)
   return _mm512_permutex2var_epi32(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
 #elif defined(CPU_CAPABILITY_AVX2)
-  const __m256 evens = _mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
-  return _mm256_permute4x64_epi64(_mm256_castps_si256(evens), 0xD8);                              // 64-bit lanes 0 2 1 3
+  // a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit lanes in the order 0 2 1 3.
+  const __m256 evens = _mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), 0x88);
+  return _mm256_permute4x64_epi64(_mm256_castps_si256(evens), 0xD8);
 #else
   constexpr int n = at::vec::Vectorized<int32_t>::size();
   int32_t x[n], y[n], r[n];
