@@ -182,7 +182,7 @@ inline void fromPlanes(const Planes& x, Vec (&v)[kVecsPerBlock]) {
 // bits): one vector per 16 subgroups (a row), and the lane-wise maxima of its rows. (B) Lane-wise,
 // lane b = block b: the poison test and the block scale of the W blocks at once; then per block in
 // its rows: the group maxima (pairs of lanes), the L2 / L3 flags and per subgroup the two factors
-// m = 4 rec 2^-de and f = S 2^(de - 2). (C) Per block, straight after its stage B: every element's
+// m = 4 rec 2^-de and f = S 2^(de - 2), for all blocks before (C). (C) Per block: every element's
 // code and output, with its subgroup's factors spread over the lanes by one lookup per vector.
 // (Stage B in the rows needs no transposes, which cost AVX2 more than the lane-wise flags saved.)
 // A poisoned block runs through (A)-(C) like any other (its garbage is finite or NaN, never a
@@ -297,6 +297,7 @@ inline void subgroupMaximaOf(const T* p, VecI (&m4)[kSubVecs]) {
 struct Batch {
   alignas(64) int32_t m4[kBatch][kSubgroups];  // per block, the largest |x| bits of each subgroup
   alignas(64) int32_t rowMax[kBatch][W];       // ... and lane-wise over its rows
+  alignas(64) float m[kBatch][kSubgroups];     // stage B: per block, m of each subgroup
   alignas(64) float rec[kBatch];               // bf16(1/S)
   alignas(64) int32_t sumBits[kBatch];         // bits(S) + bits(rec): f = sum - bits(m)
   alignas(64) int32_t e6m2[kBatch];            // pack: byte 0 of each block
@@ -533,14 +534,23 @@ void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Ba
     all.store(bt.rowMax[b]);
   }
   batchScales(bt);
+  // Stage B of all blocks before stage C of any: each block's chain of dependent steps (maxima to
+  // m) then overlaps the others instead of holding up its codes.
   for (int b = 0; b < kBatch; ++b) {
     Vec m[kSubVecs];
     RowFlags flags;
     rowFactors<kPack>(bt.m4[b], bt.rec[b], m, flags);
+    for (int g = 0; g < kSubVecs; ++g) m[g].store(bt.m[b] + g * W);
     if (kPack) {
-      packBlockOf(in + b * kBlock, o.value + b * 32, m, lk);
       const uint32_t word = (static_cast<uint32_t>(bt.e6m2[b]) & 0xFFu) | flagBytesOf(flags);
       std::memcpy(o.scale + b * 4, &word, 4);
+    }
+  }
+  for (int b = 0; b < kBatch; ++b) {
+    Vec m[kSubVecs];
+    for (int g = 0; g < kSubVecs; ++g) m[g] = Vec::loadu(bt.m[b] + g * W);
+    if (kPack) {
+      packBlockOf(in + b * kBlock, o.value + b * 32, m, lk);
     } else {
       fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, m, bt.sumBits[b], lk);
     }
