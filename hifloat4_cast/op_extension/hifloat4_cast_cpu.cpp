@@ -354,6 +354,17 @@ inline void rowFactors(const int32_t* m4Row, float rec, Vec (&m)[kSubVecs], RowF
   }
 }
 
+// The bits of each byte in reverse order (flag bytes are most significant bit first).
+struct ByteReversal {
+  uint8_t of[256];
+  constexpr ByteReversal() : of() {
+    for (int v = 0; v < 256; ++v) {
+      for (int i = 0; i < 8; ++i) of[v] = static_cast<uint8_t>(of[v] | (((v >> i) & 1) << (7 - i)));
+    }
+  }
+};
+constexpr ByteReversal kReversed;
+
 // Bytes 1-3 of a block's scale (docs/hifloat4.md A3) from its flag masks, at bits 8-31 of a
 // little-endian word: byte 1 bit 7 - j = l2 of group j, byte 2 bit 7 - s (s < 8), byte 3 bit 15 - s.
 inline uint32_t flagBytesOf(const RowFlags& f) {
@@ -362,10 +373,13 @@ inline uint32_t flagBytesOf(const RowFlags& f) {
     l2 |= static_cast<uint32_t>(~floatOf(f.l2[g]).zero_mask() & ((1 << W) - 1)) << (g * W);
     l3 |= static_cast<uint32_t>(~floatOf(f.l3[g]).zero_mask() & ((1 << W) - 1)) << (g * W);
   }
-  uint32_t word = 0;
-  for (int j = 0; j < 8; ++j) word |= ((l2 >> (2 * j)) & 1u) << (15 - j);
-  for (int s = 0; s < kSubgroups; ++s) word |= ((l3 >> s) & 1u) << (s < 8 ? 23 - s : 39 - s);
-  return word;
+  // l2's even bits (bit 2j: group j), gathered to bits 0-7.
+  l2 &= 0x5555u;
+  l2 = (l2 | (l2 >> 1)) & 0x3333u;
+  l2 = (l2 | (l2 >> 2)) & 0x0F0Fu;
+  l2 = (l2 | (l2 >> 4)) & 0x00FFu;
+  return (static_cast<uint32_t>(kReversed.of[l2]) << 8) | (static_cast<uint32_t>(kReversed.of[l3 & 0xFFu]) << 16) |
+         (static_cast<uint32_t>(kReversed.of[l3 >> 8]) << 24);
 }
 
 // The columns path's stage B, lane-wise (lane b = block b) from the subgroup maxima m4: per
