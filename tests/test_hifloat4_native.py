@@ -339,6 +339,44 @@ class TestCodeEdges(Base):
         self.assertEqual(int(bits[0, 4]), 0)  # -0.0
 
 
+    @staticmethod
+    def _sweep_blocks(dtype):
+        # Every finite magnitude of the dtype in [M 2^-7, M], both signs, after a first element M
+        # that sets the block scale, for 48 maxima M = (1 + k/16) 2^E: every q of the E6M2 scale,
+        # so every mantissa of rec, and the flag combinations the sweep's subgroups fall into. The
+        # kernels' one-add code rounding for bfloat16 / float16 inputs rests on x m being exact.
+        info = {BF16: (np.arange(0x8000, dtype=np.int64) << 16, 0x7F80 << 16),
+                F16: (np.arange(0x7C00, dtype=np.int64), None)}[dtype]
+        if dtype == BF16:
+            mags = info[0][info[0] < info[1]].astype(np.uint32).view(np.float32)
+        else:
+            mags = info[0].astype(np.uint16).view(np.float16).astype(np.float32)
+        rows = []
+        for e in ((-3, 0, 5) if dtype == BF16 else (-6, 0, 5)):
+            for k in range(16):
+                big = np.float32((1 + k / 16) * 2.0 ** e)
+                sweep = mags[(mags >= big / 128) & (mags <= big)]
+                vals = np.concatenate([sweep, -sweep])
+                vals = np.concatenate([vals, np.zeros((-len(vals)) % 63, np.float32)]).reshape(-1, 63)
+                rows.append(np.concatenate([np.full((len(vals), 1), big, np.float32), vals], axis=1))
+        return torch.from_numpy(np.concatenate(rows)).to(dtype)
+
+    def test_every_half_precision_value(self):
+        for dtype in (BF16, F16):
+            x = self._sweep_blocks(dtype)
+            want = ref.hifloat4_fake_quant_ref(x)
+            want_s, want_v = ref.hifloat4_pack_ref(x)
+            want_t = ref.hifloat4_fake_quant_ref(x.t().contiguous(), 0)
+            for path in self.paths:
+                with self.subTest(dtype=str(dtype), path=path), capability(path):
+                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x), want, f"{dtype} {path}")
+                    s, v = torch.ops.amct.hifloat4_pack(x)
+                    self.assertIdentical(s, want_s, f"{dtype} {path} scale")
+                    self.assertIdentical(v, want_v, f"{dtype} {path} value")
+                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x.t().contiguous(), 0), want_t,
+                                         f"{dtype} {path} columns")
+
+
 class TestSimdPaths(Base):
     """Every SIMD path the CPU supports, forced, gives identical bits."""
 

@@ -4,9 +4,9 @@
 // operation (round to nearest even) or bit operation in every copy, so all copies give the same bits.
 //
 // Fake-quant and pack along the last dim run in batches of W blocks (see "batches of W blocks"
-// below): per block the subgroup maxima; then, transposed so that a lane is a block, the block
-// scale, flags and per-subgroup factors of all W blocks at once; then per block the codes, with
-// the factors spread over the elements by one lookup (hifloat4_cast_simd.h) per vector. Unpack
+// below): per block the subgroup maxima; then the block scales of all W blocks at once, a lane
+// a block; then per block its flags and per-subgroup factors, a lane a subgroup, and its codes,
+// with the factors spread over the elements by one lookup (hifloat4_cast_simd.h) per vector. Unpack
 // reads one block at a time into 64 / W registers in a "plane" layout (lane l of plane r =
 // element 4l + r; at::vec::interleave2 restores the order). Blocks along another dim are columns
 // of a 64 x inner run: there a lane is a block and every reduction is a max of rows. The only
@@ -178,19 +178,20 @@ inline void fromPlanes(const Planes& x, Vec (&v)[kVecsPerBlock]) {
 // --- blocks along the last dim: batches of W blocks -------------------------------------------
 //
 // A batch runs in three stages. (A) Per block: |x| as int32 bits (ordered like the magnitudes, NaN
-// and Inf above every finite value), maxima of pairs then of subgroups by two deinterleaves: one
-// vector per 16 subgroups. (B) Transposed (at::vec::transpose_mxn), lane b = block b: the group and
-// block maxima, the poison test, the block scale, the L2 / L3 flags and per subgroup the two
-// factors m = 4 rec 2^-de and f = S 2^(de - 2), all lane-wise for the W blocks at once, then
-// transposed back to one row per block. (C) Per block again: every element's code and output, with
-// its subgroup's factors spread over the lanes by one lookup per vector. A poisoned block runs
-// through (A)-(C) like any other (its garbage is finite or NaN, never a trap); afterwards the rare
-// batches that hold one are patched: fake-quant writes NaN, pack recomputes the block with its
-// non-finite elements set to 0 and forces byte 0 to FF. A last partial batch runs on a zero-padded
-// copy.
+// and Inf above every finite value), maxima of pairs then of subgroups (bfloat16: on its 16-bit
+// bits): one vector per 16 subgroups (a row), and the lane-wise maxima of its rows. (B) Lane-wise,
+// lane b = block b: the poison test and the block scale of the W blocks at once; then per block in
+// its rows: the group maxima (pairs of lanes), the L2 / L3 flags and per subgroup the two factors
+// m = 4 rec 2^-de and f = S 2^(de - 2), for all blocks before (C). (C) Per block: every element's
+// code and output, with its subgroup's factors spread over the lanes by one lookup per vector.
+// (Stage B in the rows needs no transposes, which cost AVX2 more than the lane-wise flags saved.)
+// A poisoned block runs through (A)-(C) like any other (its garbage is finite or NaN, never a
+// trap); afterwards the rare batches that hold one are patched: fake-quant writes NaN, pack
+// recomputes the block with its non-finite elements set to 0 and forces byte 0 to FF. A last
+// partial batch runs on a zero-padded copy.
 
 constexpr int kSubgroups = 16;
-constexpr int kBatch = W;  // blocks per batch: one lane each in stage B
+constexpr int kBatch = W;  // blocks per batch: one lane each in the block scale
 constexpr int kPairVecs = kVecsPerBlock / 2;
 
 // Where the elements of a block sit in its kVecsPerBlock fp32 vectors. float16 / float32:
@@ -258,26 +259,32 @@ struct BlockIo<c10::BFloat16> {
   }
   // Every result is exact in bfloat16: the upper halves of the bits (see Io<c10::BFloat16>).
   static void storePair(const Vec& a, const Vec& b, c10::BFloat16* p, int k) {
-    select(splat(kHigh), bitsOf(b), bitsOf(a) >> splat(16)).store(p + 2 * W * k);
+    joinHalves(bitsOf(a) >> splat(16), bitsOf(b)).store(p + 2 * W * k);
   }
   static void load(const c10::BFloat16* p, Vec (&v)[kVecsPerBlock]) {
     for (int k = 0; k < kPairVecs; ++k) loadPair(p, k, v[2 * k], v[2 * k + 1]);
   }
 };
 
-// Stage A: lane i of m4[g] = the largest |x| bits of subgroup W g + i.
+// Stage A: lane i of m4[g] = the largest |x| bits of subgroup W g + i of the block at p.
+// bfloat16: on the 16-bit |x| bits themselves (ordered like the magnitudes, NaN and Inf above every
+// finite value, all >= 0 as int16), 2W elements per vector with a subgroup in each 64 bits; the
+// widened maximum is the 16 bits shifted up, as before: the same values, without the widening.
 template <class T>
-inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]) {
-  VecI pairs[kPairVecs];  // lane i of pairs[k]: the pair W k + i
-  for (int k = 0; k < kPairVecs; ++k) {
+inline void subgroupMaximaOf(const T* p, VecI (&m4)[kSubVecs]) {
+  VecI pairs[kPairVecs];
+  if constexpr (Layout<T>::kPairs) {
+    for (int k = 0; k < kPairVecs; ++k) pairs[k] = quadMaxima16(VecI::loadu(p + 2 * W * k) & splat(0x7FFF7FFF));
+    for (int g = 0; g < kSubVecs; ++g) m4[g] = evenLanes(pairs[2 * g], pairs[2 * g + 1]) << splat(16);
+    return;
+  }
+  Vec v[kVecsPerBlock];
+  BlockIo<T>::load(p, v);
+  for (int k = 0; k < kPairVecs; ++k) {  // lane i of pairs[k]: the pair W k + i
     const VecI even = bitsOf(v[2 * k]) & splat(INT32_MAX), odd = bitsOf(v[2 * k + 1]) & splat(INT32_MAX);
-    if (Layout<T>::kPairs) {
-      pairs[k] = at::vec::maximum(even, odd);
-    } else {
-      Vec e, o;
-      std::tie(e, o) = at::vec::deinterleave2(floatOf(even), floatOf(odd));
-      pairs[k] = at::vec::maximum(bitsOf(e), bitsOf(o));
-    }
+    Vec e, o;
+    std::tie(e, o) = at::vec::deinterleave2(floatOf(even), floatOf(odd));
+    pairs[k] = at::vec::maximum(bitsOf(e), bitsOf(o));
   }
   for (int g = 0; g < kSubVecs; ++g) {
     Vec e, o;
@@ -286,48 +293,105 @@ inline void subgroupMaximaOf(const Vec (&v)[kVecsPerBlock], VecI (&m4)[kSubVecs]
   }
 }
 
-// The batch's per-block values: rows (one per block, 16 subgroups) and columns (one per
-// subgroup, W blocks), moved between the two by transposes.
+// The batch's per-block values, from stage A (m4, rowMax) and the lane-wise block scale.
 struct Batch {
-  alignas(64) float rows[kBatch][kSubgroups];      // stage A's maxima, then stage B's m
-  alignas(64) float columns[kSubgroups][kBatch];
-  alignas(64) int32_t sumBits[kBatch];             // bits(S) + bits(rec): f = sum - bits(m)
-  alignas(64) int32_t scaleWords[kBatch];          // pack: bytes 0-3 of each block, little-endian
-  int poisoned;                                    // bit b: block b holds a NaN or an Inf
+  alignas(64) int32_t m4[kBatch][kSubgroups];  // per block, the largest |x| bits of each subgroup
+  alignas(64) int32_t rowMax[kBatch][W];       // ... and lane-wise over its rows
+  alignas(64) float m[kBatch][kSubgroups];     // stage B: per block, m of each subgroup
+  alignas(64) float rec[kBatch];               // bf16(1/S)
+  alignas(64) int32_t sumBits[kBatch];         // bits(S) + bits(rec): f = sum - bits(m)
+  alignas(64) int32_t e6m2[kBatch];            // pack: byte 0 of each block
+  int poisoned;                                // bit b: block b holds a NaN or an Inf
 };
 
-// rows [W][16] -> columns [16][W] and back (at::vec's transposes are 8 x 8 or 16 x 16).
-inline void rowsToColumns(const float* rows, float* columns) {
-  if constexpr (W == 16) {
-    at::vec::transpose_mxn<float, 16, 16>(rows, kSubgroups, columns, kBatch);
-  } else {
-    at::vec::transpose_mxn<float, 8, 8>(rows, kSubgroups, columns, kBatch);
-    at::vec::transpose_mxn<float, 8, 8>(rows + 8, kSubgroups, columns + 8 * kBatch, kBatch);
+// The poison mask (a NaN or an Inf in the block) and the block scale of the maxima vmax (|x| bits,
+// NaN and Inf above every finite value) in each lane.
+struct ScaledMax {
+  VecI poison;
+  Scale sc;
+};
+
+inline ScaledMax scaleOfMaxima(const VecI& vmax) {
+  const VecI poison = vmax > splat(0x7F7FFFFF);
+  // A poisoned block's scale from a zero maximum: every value of stage B stays finite (its
+  // outputs are replaced anyway), so no integer step can overflow.
+  return {poison, blockScale(floatOf(vmax & (poison ^ splat(-1))))};
+}
+
+// Stage B of a batch, lane-wise: the block scales from stage A's block maxima.
+inline void batchScales(Batch& bt) {
+  const ScaledMax sm = scaleOfMaxima(rowMaxima(&bt.rowMax[0][0]));  // lane b: block b's maximum
+  sm.sc.rec.store(bt.rec);
+  (bitsOf(sm.sc.rec) + bitsOf(sm.sc.S)).store(bt.sumBits);  // S rec is about 1: no overflow
+  sm.sc.e6m2.store(bt.e6m2);
+  bt.poisoned = ~floatOf(sm.poison).zero_mask() & ((1 << kBatch) - 1);
+}
+
+// Stage B of one block in its rows (lane i of row g: subgroup W g + i) from its subgroup maxima and
+// rec: m = 4 rec 2^-de per subgroup and, for pack, the L2 / L3 flags as compare masks (all ones or
+// zero). Group j is subgroups 2j and 2j + 1, a pair of lanes. Every power-of-two factor is an
+// exponent-field addition (m and rec are normal).
+struct RowFlags {
+  VecI l2[kSubVecs];  // lanes 2j and 2j + 1: l2 of group j
+  VecI l3[kSubVecs];
+};
+
+template <bool kPack>
+inline void rowFactors(const int32_t* m4Row, float rec, Vec (&m)[kSubVecs], RowFlags& flags) {
+  const Vec r(rec);
+  const VecI mMax = bitsOf(r) + splat(2 << 23);  // m = 4 rec 2^-de
+  for (int g = 0; g < kSubVecs; ++g) {
+    const VecI m4 = VecI::loadu(m4Row + g * W);
+    const VecI m8 = at::vec::maximum(m4, swapPairs(m4));
+    const Vec l2 = floatOf(m8) * r >= Vec(4.0f);                                // A2 step 5
+    const Vec l3 = floatOf(m4) * r >= Vec::blendv(Vec(2.0f), Vec(4.0f), l2);  // 2 * 2^l2 (A2 step 6)
+    // de = -(l2 + l3) of the all-ones masks: bits(m) = bits(mMax) - de 2^23.
+    m[g] = floatOf(mMax + ((bitsOf(l2) + bitsOf(l3)) << splat(23)));
+    if (kPack) {
+      flags.l2[g] = bitsOf(l2);
+      flags.l3[g] = bitsOf(l3);
+    }
   }
 }
 
-inline void columnsToRows(const float* columns, float* rows) {
-  if constexpr (W == 16) {
-    at::vec::transpose_mxn<float, 16, 16>(columns, kBatch, rows, kSubgroups);
-  } else {
-    at::vec::transpose_mxn<float, 8, 8>(columns, kBatch, rows, kSubgroups);
-    at::vec::transpose_mxn<float, 8, 8>(columns + 8 * kBatch, kBatch, rows + 8, kSubgroups);
+// The bits of each byte in reverse order (flag bytes are most significant bit first).
+struct ByteReversal {
+  uint8_t of[256];
+  constexpr ByteReversal() : of() {
+    for (int v = 0; v < 256; ++v) {
+      for (int i = 0; i < 8; ++i) of[v] = static_cast<uint8_t>(of[v] | (((v >> i) & 1) << (7 - i)));
+    }
   }
+};
+constexpr ByteReversal kReversed;
+
+// Bytes 1-3 of a block's scale (docs/hifloat4.md A3) from its flag masks, at bits 8-31 of a
+// little-endian word: byte 1 bit 7 - j = l2 of group j, byte 2 bit 7 - s (s < 8), byte 3 bit 15 - s.
+inline uint32_t flagBytesOf(const RowFlags& f) {
+  uint32_t l2 = 0, l3 = 0;  // bit s: lane s of the rows
+  for (int g = 0; g < kSubVecs; ++g) {
+    l2 |= static_cast<uint32_t>(~floatOf(f.l2[g]).zero_mask() & ((1 << W) - 1)) << (g * W);
+    l3 |= static_cast<uint32_t>(~floatOf(f.l3[g]).zero_mask() & ((1 << W) - 1)) << (g * W);
+  }
+  // l2's even bits (bit 2j: group j), gathered to bits 0-7.
+  l2 &= 0x5555u;
+  l2 = (l2 | (l2 >> 1)) & 0x3333u;
+  l2 = (l2 | (l2 >> 2)) & 0x0F0Fu;
+  l2 = (l2 | (l2 >> 4)) & 0x00FFu;
+  return (static_cast<uint32_t>(kReversed.of[l2]) << 8) | (static_cast<uint32_t>(kReversed.of[l3 & 0xFFu]) << 16) |
+         (static_cast<uint32_t>(kReversed.of[l3 >> 8]) << 24);
 }
 
-// Stage B, lane-wise (lane b = block b) from the subgroup maxima m4 (|x| bits, NaN and Inf above
-// every finite value): per subgroup s, m = 4 rec 2^-de passed to putM(s, m) as soon as it is
-// known (stored straight to the batch's columns: no copy of 16 vectors), and the block's bits(S) + bits(rec)
-// (f = S 2^(de - 2) has bits sum - bits(m)), its poison mask (a NaN or an Inf in the block) and,
-// for pack, bytes 0-3 of its scale as one little-endian word. The flags are compare masks (all
-// ones or zero); every power-of-two factor is an exponent-field addition (m, S and rec are normal).
+// The columns path's stage B, lane-wise (lane b = block b) from the subgroup maxima m4: per
+// subgroup s, m = 4 rec 2^-de passed to putM(s, m) as soon as it is known, and the block's
+// bits(S) + bits(rec) (f = S 2^(de - 2) has bits sum - bits(m)) and its poison mask. The same
+// steps as rowFactors, with a lane for a block instead of a subgroup.
 struct LaneFactors {
   VecI sumBits;
   VecI poison;
-  VecI scaleWords;
 };
 
-template <bool kPack, class PutM>
+template <class PutM>
 inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
   VecI m8[8];
   VecI vmax = at::vec::maximum(m4[0], m4[1]);
@@ -335,49 +399,26 @@ inline LaneFactors laneFactors(const VecI (&m4)[kSubgroups], const PutM& putM) {
     m8[j] = at::vec::maximum(m4[2 * j], m4[2 * j + 1]);
     vmax = at::vec::maximum(vmax, m8[j]);
   }
-  const VecI poison = vmax > splat(0x7F7FFFFF);
-  // A poisoned block's scale from a zero maximum: every value of this stage stays finite (its
-  // outputs are replaced anyway), so no integer step below can overflow.
-  const Scale sc = blockScale(floatOf(vmax & (poison ^ splat(-1))));
+  const ScaledMax sm = scaleOfMaxima(vmax);
+  const Scale& sc = sm.sc;
   const VecI rec = bitsOf(sc.rec);
   const VecI mMax = rec + splat(2 << 23);  // m = 4 rec 2^-de
-  VecI flags = sc.e6m2;
   for (int j = 0; j < 8; ++j) {
     const VecI l2 = bitsOf(floatOf(m8[j]) * sc.rec >= Vec(4.0f));  // A2 step 5
     const Vec l3Threshold = floatOf(splat(0x40000000) + (l2 & splat(1 << 23)));  // 2 * 2^l2 (A2 step 6)
-    if (kPack) flags = flags | (l2 & bit(15 - j));
     for (int s = 2 * j; s < 2 * j + 2; ++s) {
       const VecI l3 = bitsOf(floatOf(m4[s]) * sc.rec >= l3Threshold);
       const VecI de = splat(0) - l2 - l3;
       putM(s, floatOf(mMax - (de << splat(23))));
-      // byte 2: bit 7 - s (s < 8), byte 3: bit 15 - s; bytes 2, 3 sit at bits 16 and 24.
-      if (kPack) flags = flags | (l3 & bit(s < 8 ? 23 - s : 39 - s));
     }
   }
-  return {rec + bitsOf(sc.S), poison, flags};  // S rec is about 1: no overflow
+  return {rec + bitsOf(sc.S), sm.poison};  // S rec is about 1: no overflow
 }
 
-// Stage B of a batch: the maxima in bt.columns -> bt.rows (m), bt.sumBits, bt.poisoned and, for
-// pack, bt.scaleWords.
-template <bool kPack>
-inline void batchFactors(Batch& bt) {
-  VecI m4[kSubgroups];
-  for (int s = 0; s < kSubgroups; ++s) m4[s] = bitsOf(Vec::loadu(bt.columns[s]));
-  const LaneFactors lf = laneFactors<kPack>(m4, [&](int s, const Vec& m) { m.store(bt.columns[s]); });
-  lf.sumBits.store(bt.sumBits);
-  bt.poisoned = ~floatOf(lf.poison).zero_mask() & ((1 << kBatch) - 1);
-  if (kPack) lf.scaleWords.store(bt.scaleWords);
-  columnsToRows(&bt.columns[0][0], &bt.rows[0][0]);
-}
-
-// Stage C, one element vector: the code c = min(floor(bf16(4t) + 0.5), 7) with 4t = |x'| m
-// (exact scalings of a rec: docs/hifloat4.md A2 step 7) and the sign bit of the output, set iff
-// x < 0 (-0.0 gives +0.0).
-struct Element {
-  Vec product;  // x m, rounded once; its sign bit is the output's
-  Vec code;     // c, an integer in [0, 7]
-};
-
+// Stage C, one element vector: the signed code, +-c with c = min(floor(bf16(4t) + 0.5), 7) for
+// 4t = |x'| m (exact scalings of a rec: docs/hifloat4.md A2 step 7), its sign bit set iff x < 0
+// (-0.0 gives +0.0). The output is (signed code) f: the product's sign is the code's (f > 0).
+//
 // c = min(floor(bf16(u) + 0.5), 7) for u = min(|x m|, 7) (min before rounding: bf16 is monotone and
 // 7 is a bf16 value), exact for every u in [0, 7] (each of its float32 values was checked against the definition),
 // in three steps instead of a bf16 rounding, an add and a floor:
@@ -387,19 +428,34 @@ struct Element {
 // * v = (bits(u) + 0x8000) | 0xFFFF lies strictly between h and the next bf16 value h+, so between
 //   the same two halves as h but never on one (its low 16 bits are ones, a half's are zeros):
 //   RNE(v) = floor(h + 0.5), with no tie to break. h <= 7 gives RNE(v) <= 7.
+// The steps run on the signed u' = sign(x m) u (signedMin): its bits are the sign bit or-ed onto
+// bits(u), the carry of + 0x8000 never reaches the sign (u <= 7), and RNE is odd, RNE(-v) = -RNE(v)
+// (-0.0 for a negative v that rounds to 0), so the result is +-c with the sign bit of x m.
+// For bfloat16 and float16 x one integer add stands for the add and the or: x m is exact (x has at
+// most 8 / 11 significant bits, m = 4 rec 2^-de at most 8), so the low 16 bits L of bits(u) are a
+// multiple of unit = 2^8 / 2^5 (u = 7 too). Then v = bits(u) + 0x8000 + unit / 2 carries into the
+// high half iff L >= 0x8000 (the multiple of unit below 0x8000 is 0x8000 - unit), the same h, and
+// its low 16 bits are never zero (that needs L = 0x8000 - unit / 2): again strictly between h and
+// h+. A product below the float32 normal range may have any L, but its code is 0 either way.
 // NaN u (only in a poisoned block, whose outputs are replaced) stays NaN or a finite garbage code.
-inline Vec codeOf(const Vec& u) { return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round(); }
+template <class T>
+constexpr int32_t kProductUnit = std::is_same<T, c10::BFloat16>::value ? 1 << 8
+                                 : std::is_same<T, c10::Half>::value    ? 1 << 5
+                                                                        : 1;
 
-inline Element elementOf(const Vec& x, const Vec& m) {
-  const Vec p = signedProduct(x, m);  // sign bit: x < 0
-  return {p, codeOf(absMin(p, Vec(7.0f)))};
+template <class T>
+inline Vec signedCodeOf(const Vec& x, const Vec& m) {
+  const Vec u = signedMin(signedProduct(x, m), Vec(7.0f));  // sign bit: x < 0
+  if constexpr (kProductUnit<T> > 1) {
+    return floatOf(bitsOf(u) + splat(0x8000 + kProductUnit<T> / 2)).round();
+  } else {
+    return floatOf((bitsOf(u) + splat(0x8000)) | splat(0xFFFF)).round();
+  }
 }
 
 // f = S 2^(de - 2) from m = 4 rec 2^-de: bits(f) = bits(S) + bits(rec) - bits(m).
 template <class T>
-inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sumBits, const Lookups<T>& lk) {
-  Vec mRows[kSubVecs];
-  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
+inline void fakeQuantBlockOf(const T* in, T* out, const Vec (&mRows)[kSubVecs], int32_t sumBits, const Lookups<T>& lk) {
   const VecI sum(sumBits);
   for (int k = 0; k < kPairVecs; ++k) {
     Vec v[2];
@@ -408,8 +464,7 @@ inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sum
       const int vec = 2 * k + i;
       const Vec m = lookup(mRows[factorRowOf<T>(vec)], lk.index[Layout<T>::slotOf(vec)]);
       const Vec f = floatOf(sum - bitsOf(m));
-      const Element e = elementOf(v[i], m);
-      v[i] = floatOf(withSignOf(bitsOf(e.code * f), e.product));
+      v[i] = signedCodeOf<T>(v[i], m) * f;
     }
     BlockIo<T>::storePair(v[0], v[1], out, k);
   }
@@ -417,16 +472,14 @@ inline void fakeQuantBlockOf(const T* in, T* out, const float* mRow, int32_t sum
 
 // Pack, one block: value bytes (even element in the low nibble, nibble = 8 [x' < 0] + c).
 template <class T>
-inline void packBlockOf(const T* in, uint8_t* value, const float* mRow, const Lookups<T>& lk) {
+inline void packBlockOf(const T* in, uint8_t* value, const Vec (&mRows)[kSubVecs], const Lookups<T>& lk) {
   Vec v[kVecsPerBlock];
   BlockIo<T>::load(in, v);
-  Vec mRows[kSubVecs];
-  for (int g = 0; g < kSubVecs; ++g) mRows[g] = Vec::loadu(mRow + g * W);
   VecI nib[kVecsPerBlock];
   for (int k = 0; k < kVecsPerBlock; ++k) {
     const int slot = Layout<T>::slotOf(k);
-    const Element e = elementOf(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
-    nib[k] = at::vec::convert_to_int_of_same_size(e.code) | ((bitsOf(e.product) >> splat(31)) & splat(8));
+    const Vec code = signedCodeOf<T>(v[k], lookup(mRows[factorRowOf<T>(k)], lk.index[slot]));
+    nib[k] = at::vec::convert_to_int_of_same_size(code).abs() | ((bitsOf(code) >> splat(31)) & splat(8));
   }
   for (int k = 0; k < kPairVecs; ++k) {
     VecI even = nib[2 * k], odd = nib[2 * k + 1];
@@ -485,22 +538,37 @@ void packPoisonedBlock(const T* in, uint8_t* scale, uint8_t* value, const Lookup
 template <class T, bool kPack>
 void runBatch(const T* in, const BatchOut<T, kPack>& o, const Lookups<T>& lk, Batch& bt) {
   for (int b = 0; b < kBatch; ++b) {
-    Vec v[kVecsPerBlock];
-    BlockIo<T>::load(in + b * kBlock, v);
     VecI m4[kSubVecs];
-    subgroupMaximaOf<T>(v, m4);
-    for (int g = 0; g < kSubVecs; ++g) floatOf(m4[g]).store(bt.rows[b] + g * W);
+    subgroupMaximaOf<T>(in + b * kBlock, m4);
+    VecI all = m4[0];
+    for (int g = 0; g < kSubVecs; ++g) {
+      m4[g].store(bt.m4[b] + g * W);
+      all = at::vec::maximum(all, m4[g]);
+    }
+    all.store(bt.rowMax[b]);
   }
-  rowsToColumns(&bt.rows[0][0], &bt.columns[0][0]);
-  batchFactors<kPack>(bt);
+  batchScales(bt);
+  // Stage B of all blocks before stage C of any: each block's chain of dependent steps (maxima to
+  // m) then overlaps the others instead of holding up its codes.
   for (int b = 0; b < kBatch; ++b) {
+    Vec m[kSubVecs];
+    RowFlags flags;
+    rowFactors<kPack>(bt.m4[b], bt.rec[b], m, flags);
+    for (int g = 0; g < kSubVecs; ++g) m[g].store(bt.m[b] + g * W);
     if (kPack) {
-      packBlockOf(in + b * kBlock, o.value + b * 32, bt.rows[b], lk);
-    } else {
-      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, bt.rows[b], bt.sumBits[b], lk);
+      const uint32_t word = (static_cast<uint32_t>(bt.e6m2[b]) & 0xFFu) | flagBytesOf(flags);
+      std::memcpy(o.scale + b * 4, &word, 4);
     }
   }
-  if (kPack) std::memcpy(o.scale, bt.scaleWords, sizeof(bt.scaleWords));
+  for (int b = 0; b < kBatch; ++b) {
+    Vec m[kSubVecs];
+    for (int g = 0; g < kSubVecs; ++g) m[g] = Vec::loadu(bt.m[b] + g * W);
+    if (kPack) {
+      packBlockOf(in + b * kBlock, o.value + b * 32, m, lk);
+    } else {
+      fakeQuantBlockOf(in + b * kBlock, o.out + b * kBlock, m, bt.sumBits[b], lk);
+    }
+  }
   for (int bits = bt.poisoned; bits != 0; bits &= bits - 1) {  // rare: a NaN or an Inf in the batch
     const int b = __builtin_ctz(bits);
     if (kPack) {
@@ -599,7 +667,7 @@ void unpackOf(const uint8_t* scale, const uint8_t* value, void* out, int64_t blo
 //
 // A tile is kColumns<T> adjacent columns of a 64 x inner run, each column one block, in
 // kGroups<T> vectors per row: the maxima, laneFactors and per element the same steps as the
-// rows path (elementOf, f = sum - bits(m)), with no lookups: a row's factors are one vector per
+// rows path (signedCodeOf, f = sum - bits(m)), with no lookups: a row's factors are one vector per
 // group. float16 / float32: one group of W columns. bfloat16: 2W columns read as W 32-bit lanes,
 // the even columns (the low halves shifted up) and the odd ones (the high halves), as in
 // BlockIo<c10::BFloat16>: no conversion, and a row stores with one select.
@@ -621,7 +689,7 @@ struct ColumnIo<c10::BFloat16> {
   }
   // Every result is exact in bfloat16: the upper halves of the bits.
   static void store(const Vec (&v)[2], c10::BFloat16* p) {
-    select(splat(kHigh), bitsOf(v[1]), bitsOf(v[0]) >> splat(16)).store(p);
+    joinHalves(bitsOf(v[0]) >> splat(16), bitsOf(v[1])).store(p);
   }
 };
 
@@ -647,14 +715,13 @@ inline void fakeQuantColumnTile(const T* in, T* out, int64_t stride) {
   }
   Vec m[G][kSubgroups];
   LaneFactors lf[G];
-  for (int g = 0; g < G; ++g) lf[g] = laneFactors<false>(m4[g], [&](int s, const Vec& v) { m[g][s] = v; });
+  for (int g = 0; g < G; ++g) lf[g] = laneFactors(m4[g], [&](int s, const Vec& v) { m[g][s] = v; });
   for (int row = 0; row < kBlock; ++row) {
     Vec v[G];
     ColumnIo<T>::load(in + row * stride, v);
     for (int g = 0; g < G; ++g) {
       const Vec& mr = m[g][row / 4];
-      const Element e = elementOf(v[g], mr);
-      const VecI bits = withSignOf(bitsOf(e.code * floatOf(lf[g].sumBits - bitsOf(mr))), e.product);
+      const VecI bits = bitsOf(signedCodeOf<T>(v[g], mr) * floatOf(lf[g].sumBits - bitsOf(mr)));
       v[g] = floatOf(select(lf[g].poison, splat(kQuietNaN), bits));
     }
     ColumnIo<T>::store(v, out + row * stride);
