@@ -319,25 +319,28 @@ class TestCodeEdges(Base):
             rows.append([big] + tiny * 7 + tiny[:7])
         return torch.tensor(rows, dtype=F32)
 
+    def assertEveryPathMatchesReference(self, x, what):
+        """Fake-quant of rows and of columns and pack of x on every SIMD path equal reference.py."""
+        want = ref.hifloat4_fake_quant_ref(x)
+        want_s, want_v = ref.hifloat4_pack_ref(x)
+        want_t = ref.hifloat4_fake_quant_ref(x.t().contiguous(), 0)
+        for path in self.paths:
+            with self.subTest(case=what, path=path), capability(path):
+                self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x), want, f"{what} {path}")
+                s, v = torch.ops.amct.hifloat4_pack(x)
+                self.assertIdentical(s, want_s, f"{what} {path} scale")
+                self.assertIdentical(v, want_v, f"{what} {path} value")
+                self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x.t().contiguous(), 0), want_t,
+                                     f"{what} {path} columns")
+
     def test_codes_and_signs(self):
         for what, x in (("thresholds", self._threshold_blocks()), ("underflow", self._underflow_blocks())):
-            want = ref.hifloat4_fake_quant_ref(x)
-            want_s, want_v = ref.hifloat4_pack_ref(x)
-            want_t = ref.hifloat4_fake_quant_ref(x.t().contiguous(), 0)
-            for path in self.paths:
-                with self.subTest(case=what, path=path), capability(path):
-                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x), want, f"{what} {path}")
-                    s, v = torch.ops.amct.hifloat4_pack(x)
-                    self.assertIdentical(s, want_s, f"{what} {path} scale")
-                    self.assertIdentical(v, want_v, f"{what} {path} value")
-                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x.t().contiguous(), 0), want_t,
-                                         f"{what} {path} columns")
+            self.assertEveryPathMatchesReference(x, what)
         # the underflow cases are what they claim: negative zeros out where x < 0, +0.0 for -0.0
         x = self._underflow_blocks()
         bits = raw_bits(ref.hifloat4_fake_quant_ref(x))
         self.assertEqual(int(bits[0, 1]) & 0xFFFFFFFF, 0x80000000)  # -2^-149 next to 1000
         self.assertEqual(int(bits[0, 4]), 0)  # -0.0
-
 
     @staticmethod
     def _sweep_blocks(dtype):
@@ -363,18 +366,7 @@ class TestCodeEdges(Base):
 
     def test_every_half_precision_value(self):
         for dtype in (BF16, F16):
-            x = self._sweep_blocks(dtype)
-            want = ref.hifloat4_fake_quant_ref(x)
-            want_s, want_v = ref.hifloat4_pack_ref(x)
-            want_t = ref.hifloat4_fake_quant_ref(x.t().contiguous(), 0)
-            for path in self.paths:
-                with self.subTest(dtype=str(dtype), path=path), capability(path):
-                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x), want, f"{dtype} {path}")
-                    s, v = torch.ops.amct.hifloat4_pack(x)
-                    self.assertIdentical(s, want_s, f"{dtype} {path} scale")
-                    self.assertIdentical(v, want_v, f"{dtype} {path} value")
-                    self.assertSpecEqual(torch.ops.amct.hifloat4_fake_quant(x.t().contiguous(), 0), want_t,
-                                         f"{dtype} {path} columns")
+            self.assertEveryPathMatchesReference(self._sweep_blocks(dtype), str(dtype))
 
 
 class TestSimdPaths(Base):
