@@ -37,7 +37,7 @@ struct StemTiling {
   uint32_t causal;        // 1: right-down aligned causal mask
   uint32_t precision;     // topk_score_precision: 1 ranks fp32 scores, 2 their bf16 (RNE) values
   uint32_t promptFromKv;  // 1: num_prompt_tokens absent, the prompt is kv_seq_lens
-  uint32_t aicNum;        // cube cores of the plan's core map: slot c runs on core c % aicNum
+  uint32_t aicNum;        // cube cores sharing the plan's 36 slots (36 / aicNum slots' worth each)
   uint32_t subBlocks;     // vector blocks per cube core: kSubBlocks
   uint32_t blockNum;      // vector blocks (subBlocks per cube core); the MIX launch's blockDim is aicNum
   uint32_t rowLanes;      // W: lanes of a row's key buffer, a multiple of kChunk, >= maxKb
