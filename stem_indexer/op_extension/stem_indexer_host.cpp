@@ -35,12 +35,11 @@ constexpr uint32_t kMasks = 6;      // the kernel's mask buffers
 constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // keys packed once per item up to this size
 
 // Metadata layout (§6).
-constexpr int64_t kHeaderWords = 16;
-constexpr int64_t kSlots = 36;
+constexpr int64_t kHeaderWords = amct_stem::kHeaderWords;
+constexpr int64_t kSlots = amct_stem::kSlots;
 constexpr int64_t kVectorSlots = 72;
-constexpr int64_t kRecordWords = 16;
-constexpr int64_t kMTile = 64;
-constexpr int64_t kS2Tile = 256;
+constexpr int64_t kRecordWords = amct_stem::kRecordWords;
+constexpr int64_t kMTile = amct_stem::kMTile;
 constexpr int64_t kSectionBytes = int64_t(96) << 20;
 
 int64_t blocksOf(int64_t tokens) { return (tokens + kBlock - 1) / kBlock; }
@@ -790,13 +789,7 @@ void appendTiles(int64_t bn2, int64_t G, int64_t Qb, int64_t Kb, bool causal, st
     int64_t visMax = 0;
     for (int64_t r = r0; r < r1; ++r) visMax = std::max(visMax, visibleBlocks(r % Qb, Qb, Kb, causal));
     const int64_t e = std::max<int64_t>(0, visMax - kWin);
-    const int64_t steps = std::max<int64_t>(1, (e + kS2Tile - 1) / kS2Tile);
-    const int64_t mRows = r1 - r0;
-    int64_t cost = 0;
-    for (int64_t s = 0; s < steps; ++s) {
-      const int64_t len = s + 1 < steps ? kS2Tile : e - kS2Tile * (steps - 1);
-      cost += 6 * ((mRows + 15) / 16) + 10 * ((len + 63) / 64);
-    }
+    const int64_t cost = amct_stem::TileCost(r1 - r0, e);
     tiles.push_back(MetaTile{bn2, m, cost});
   }
 }

@@ -421,8 +421,7 @@ class StemIndexer {
     return cost;
   }
 
-  // The §6 cost of tile m (the metadata's measure: per 256-block step of its widest row's
-  // candidates, 6 per 16 rows and 10 per 64 key blocks).
+  // The §6 cost of tile m (amct_stem::TileCost, the metadata's measure) from its widest row.
   __aicore__ inline int64_t TileCost(uint64_t m, const Lengths& l) {
     const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
     const uint64_t r0 = m * amct_stem::kMTile;
@@ -432,11 +431,7 @@ class StemIndexer {
     const uint64_t s1Max = (r1 - 1) / qb != r0 / qb ? qb - 1 : (r1 - 1) % qb;
     const int64_t vis = VisibleBlocks(static_cast<int64_t>(s1Max), l);
     const int64_t e = vis > amct_stem::kWindow ? vis - amct_stem::kWindow : 0;
-    const int64_t steps = e > 0 ? (e + kChunk - 1) / kChunk : 1;
-    const int64_t mRows = static_cast<int64_t>(r1 - r0);
-    const int64_t last = e - static_cast<int64_t>(kChunk) * (steps - 1);
-    const int64_t perStep = 6 * ((mRows + 15) / 16);
-    return steps * perStep + 10 * ((steps - 1) * (static_cast<int64_t>(kChunk) / 64) + (last + 63) / 64);
+    return amct_stem::TileCost(static_cast<int64_t>(r1 - r0), e);
   }
 
   // LengthsOf(b), read from GM only when b changes.

@@ -11,6 +11,13 @@
 #include "sim_tiling_data.h"  // host code and the kernel sim: TCubeTiling with CANN's fields, in its order
 #endif
 
+// Functions both sides call: kernel functions on the device, plain inline ones on the host and in the sim.
+#if defined(__CCE_AICORE__)
+#define AMCT_STEM_SHARED __aicore__ inline
+#else
+#define AMCT_STEM_SHARED inline
+#endif
+
 namespace amct_stem {
 
 constexpr uint32_t kSink = 4;            // initial_blocks: always selected
@@ -26,6 +33,16 @@ constexpr uint32_t kDim = 2048;          // elements of a qflat / kflat row (the
 constexpr uint32_t kHeaderWords = 16;
 constexpr uint32_t kSlots = 36;
 constexpr uint32_t kRecordWords = 16;
+
+// The §6 cost of an m tile of `rows` rows whose widest row has `e` candidates (its visible blocks
+// past the window): per kChunk-block step, 6 per 16 rows and 10 per 64 key blocks. The host's
+// metadata splits the slots by it and the kernel's slot share walks it, so both must agree.
+AMCT_STEM_SHARED int64_t TileCost(int64_t rows, int64_t e) {
+  const int64_t chunk = static_cast<int64_t>(kChunk);
+  const int64_t steps = e > 0 ? (e + chunk - 1) / chunk : 1;
+  const int64_t last = e - chunk * (steps - 1);
+  return steps * 6 * ((rows + 15) / 16) + 10 * ((steps - 1) * (chunk / 64) + (last + 63) / 64);
+}
 
 struct StemTiling {
   uint32_t batch;         // B
