@@ -10,9 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include <torch/csrc/autograd/custom_function.h>
-
 #include "amct_sim_glue.h"
+#include "amct_straight_through.h"
 #include "hifloat4_cast_host.h"
 
 extern "C" void amct_hifloat4_cast_launch(uint32_t blockDim, void* stream, uint8_t* in0, uint8_t* in1, uint8_t* out0,
@@ -125,26 +124,10 @@ std::vector<int64_t> tilingForTest(int64_t mode, int64_t dtype, int64_t blocks) 
           t.ubUsed};
 }
 
-// Fake-quant's gradient is straight-through (grad_input = grad_output, also through poisoned
-// blocks), registered here rather than in Python so that a call costs no Python round trip.
-class StraightThrough : public torch::autograd::Function<StraightThrough> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext*, const at::Tensor& input, int64_t qdim) {
-    at::AutoDispatchBelowADInplaceOrView below;
-    return fakeQuantOp().call(input, qdim);
-  }
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
-                                                 torch::autograd::variable_list grads) {
-    return {grads[0], at::Tensor()};
-  }
+// fakeQuantOp() for the straight-through autograd kernel (amct_straight_through.h).
+struct FakeQuantForward {
+  static at::Tensor call(const at::Tensor& input, int64_t qdim) { return fakeQuantOp().call(input, qdim); }
 };
-
-at::Tensor fakeQuantAutograd(const at::Tensor& input, int64_t qdim) {
-  if (at::GradMode::is_enabled() && input.requires_grad()) return StraightThrough::apply(input, qdim);
-  // Nothing to record: skip the autograd::Function machinery (a measurable share of a 1K call).
-  at::AutoDispatchBelowADInplaceOrView below;
-  return fakeQuantOp().call(input, qdim);
-}
 
 }  // namespace
 
@@ -158,9 +141,12 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("hifloat4_unpack(Tensor scale, Tensor value, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag, at::Tag::flexible_layout});
   // The .out overloads are not tagged `out` (docs/architecture.md, "out= overloads").
-  m.def("hifloat4_fake_quant.out(Tensor input, int qdim=-1, *, Tensor(a!) out) -> Tensor(a!)");
-  m.def("hifloat4_pack.out(Tensor input, *, Tensor(a!) scale, Tensor(b!) value) -> (Tensor(a!) scale, Tensor(b!) value)");
-  m.def("hifloat4_unpack.out(Tensor scale, Tensor value, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("hifloat4_fake_quant.out(Tensor input, int qdim=-1, *, Tensor(a!) out) -> Tensor(a!)",
+        {at::Tag::pt2_compliant_tag});
+  m.def("hifloat4_pack.out(Tensor input, *, Tensor(a!) scale, Tensor(b!) value) -> (Tensor(a!) scale, Tensor(b!) value)",
+        {at::Tag::pt2_compliant_tag});
+  m.def("hifloat4_unpack.out(Tensor scale, Tensor value, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
+        {at::Tag::pt2_compliant_tag});
   m.def("_hifloat4_fake_quant_emulated(Tensor input, int qdim=-1) -> Tensor");
   m.def("_hifloat4_pack_emulated(Tensor input) -> (Tensor scale, Tensor value)");
   m.def("_hifloat4_unpack_emulated(Tensor scale, Tensor value, ScalarType? dtype=None) -> Tensor");
@@ -184,7 +170,9 @@ TORCH_LIBRARY_IMPL(amct, CPU, m) {
   m.impl("_hifloat4_unpack_emulated", &unpackEmulated);
 }
 
-TORCH_LIBRARY_IMPL(amct, Autograd, m) { m.impl("hifloat4_fake_quant", &fakeQuantAutograd); }
+TORCH_LIBRARY_IMPL(amct, Autograd, m) {
+  m.impl("hifloat4_fake_quant", &amct::straightThroughAutograd<FakeQuantForward, int64_t>);
+}
 
 TORCH_LIBRARY_IMPL(amct, CompositeExplicitAutograd, m) {
   m.impl("hifloat4_fake_quant.out", &fakeQuantOutComposite);

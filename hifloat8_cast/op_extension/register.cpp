@@ -1,14 +1,15 @@
 // hifloat8_cast: schemas, and the Meta and CPU implementations. On the CPU the ops (and their
 // out= variants) are native C++ (hifloat8_cast_native.cpp); the AscendC kernel runs through the
 // kernel sim as the private ops _<op>_emulated (same schemas, CPU only), which the tests hold
-// bit for bit to the native ops. Autograd (straight-through for fake-quant) is registered once
-// for all devices by the Python package (torch.library.register_autograd).
+// bit for bit to the native ops. Autograd (straight-through for fake-quant) is registered here once
+// for all devices (amct_straight_through.h).
 #include <torch/library.h>
 
 #include <optional>
 #include <vector>
 
 #include "amct_sim_glue.h"
+#include "amct_straight_through.h"
 #include "hifloat8_cast_host.h"
 
 extern "C" void amct_hifloat8_cast_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* output,
@@ -71,6 +72,11 @@ const auto& fakeQuantOp() {
   return op;
 }
 
+// fakeQuantOp() for the straight-through autograd kernel (amct_straight_through.h).
+struct FakeQuantForward {
+  static at::Tensor call(const at::Tensor& input) { return fakeQuantOp().call(input); }
+};
+
 at::Tensor& encodeOutComposite(const at::Tensor& input, at::Tensor& out) {
   amct::copyResultToOut("encode_to_hifloat8", "out", out, encodeOp().call(input));
   return out;
@@ -123,6 +129,10 @@ TORCH_LIBRARY_IMPL(amct, CompositeExplicitAutograd, m) {
   m.impl("encode_to_hifloat8.out", &encodeOutComposite);
   m.impl("decode_from_hifloat8.out", &decodeOutComposite);
   m.impl("hifloat8_fake_quant.out", &fakeQuantOutComposite);
+}
+
+TORCH_LIBRARY_IMPL(amct, Autograd, m) {
+  m.impl("hifloat8_fake_quant", &amct::straightThroughAutograd<FakeQuantForward>);
 }
 
 TORCH_LIBRARY_IMPL(amct, Functionalize, m) {

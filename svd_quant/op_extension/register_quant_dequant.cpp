@@ -1,10 +1,11 @@
 // quant_dequant_mxfp4: schemas, and the Meta and CPU implementations. The CPU implementation is
 // the native kernel (quant_dequant_mxfp4_cpu.cpp); the AscendC kernel runs through the kernel sim
 // as the private op _quant_dequant_mxfp4_emulated (the last_dim schema). Autograd (straight-through)
-// is registered once for all devices by the Python package.
+// is registered here once for all devices (amct_straight_through.h).
 #include <torch/library.h>
 
 #include "amct_sim_glue.h"
+#include "amct_straight_through.h"
 #include "quant_dequant_mxfp4_host.h"
 
 extern "C" void amct_quant_dequant_mxfp4_launch(uint32_t blockDim, void* stream, uint8_t* input, uint8_t* output,
@@ -25,6 +26,24 @@ at::Tensor emulated(const at::Tensor& x, int64_t blockSize, double invScaleFacto
   return amct::qdq::quantDequantKernel(x, blockSize, invScaleFactorScale, amct::simPlatformFacts(), simLaunch);
 }
 
+// The two public overloads, called below autograd by the straight-through kernels.
+struct FlatForward {
+  static at::Tensor call(const at::Tensor& x, double invScaleFactorScale) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("amct::quant_dequant_mxfp4", "")
+                               .typed<at::Tensor(const at::Tensor&, double)>();
+    return op.call(x, invScaleFactorScale);
+  }
+};
+struct LastDimForward {
+  static at::Tensor call(const at::Tensor& x, int64_t blockSize, double invScaleFactorScale) {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("amct::quant_dequant_mxfp4", "last_dim")
+                               .typed<at::Tensor(const at::Tensor&, int64_t, double)>();
+    return op.call(x, blockSize, invScaleFactorScale);
+  }
+};
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(amct, m) {
@@ -44,4 +63,9 @@ TORCH_LIBRARY_IMPL(amct, CPU, m) {
   m.impl("quant_dequant_mxfp4", &amct::qdq::quantDequantFlat);
   m.impl("quant_dequant_mxfp4.last_dim", &amct::qdq::quantDequantLastDim);
   m.impl("_quant_dequant_mxfp4_emulated", &emulated);
+}
+
+TORCH_LIBRARY_IMPL(amct, Autograd, m) {
+  m.impl("quant_dequant_mxfp4", &amct::straightThroughAutograd<FlatForward, double>);
+  m.impl("quant_dequant_mxfp4.last_dim", &amct::straightThroughAutograd<LastDimForward, int64_t, double>);
 }

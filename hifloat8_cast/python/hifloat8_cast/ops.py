@@ -56,9 +56,3 @@ def hifloat8_fake_quant(x, *, out=None):
         return torch.ops.amct.hifloat8_fake_quant(x)
     return torch.ops.amct.hifloat8_fake_quant.out(x, out=out)
 
-
-def _straight_through(ctx, grad_output):
-    return grad_output
-
-
-torch.library.register_autograd("amct::hifloat8_fake_quant", _straight_through)

@@ -79,14 +79,3 @@ def quant_dequant_mxfp4(x, block_size=32, inv_scale_factor_scale=1.0):
         raise TypeError(f"quant_dequant_mxfp4: x must be a torch.Tensor, got {type(x).__name__}")
     return torch.ops.amct.quant_dequant_mxfp4.last_dim(x, block_size, inv_scale_factor_scale)
 
-
-def _qdq_straight_through(ctx, grad_output):
-    return grad_output, None
-
-
-def _qdq_last_dim_straight_through(ctx, grad_output):
-    return grad_output, None, None
-
-
-torch.library.register_autograd("amct::quant_dequant_mxfp4", _qdq_straight_through)
-torch.library.register_autograd("amct::quant_dequant_mxfp4.last_dim", _qdq_last_dim_straight_through)
