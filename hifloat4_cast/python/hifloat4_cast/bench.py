@@ -14,7 +14,7 @@ reference's time / the op's time (> 1: the op is faster). The reference is pure 
 OpenMP threads, so its time moves a lot with the load of the machine; the notes print the load
 average.
 
-Then the bars of issue 12 (4M bfloat16 elements, rows of 1024; the out= bar at 16M, near the
+Then the bars (4M bfloat16 elements, rows of 1024; the out= bar at 16M, near the
 memory limit, as the issue states it; 1K elements for latency), each
 measured in ``--bar-runs`` (default: the common ``--runs``) back-to-back runs of interleaved
 samples, reported as min / median / max over the runs of the per-run ratio (the bar holds for
@@ -101,7 +101,7 @@ def add_arguments(parser):
                         help="fp16, bf16 and/or fp32 (default all three)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--bar-runs", type=int, default=None,
-                        help="runs of the issue-12 bar measurements (default: --runs; 0: none)")
+                        help="runs of the bar measurements (default: --runs; 0: none)")
     parser.add_argument("--no-reference-above", type=bu.argparse_type(lambda s: bu.parse_sizes(s)[0]), default=None,
                         help="skip the reference above this many elements (default: never)")
 
@@ -167,7 +167,7 @@ def run(args):
             bars += _bar_runs(args, runs, threads)
     tables = _tables(results, dtypes, sizes, stat)
     if bars:
-        tables.append(bu.bar_table(bars, "issue 12 bars at 4M bfloat16 (out= at 16M, 1K for latency): per-run ratios "
+        tables.append(bu.bar_table(bars, "bars at 4M bfloat16 (out= at 16M, 1K for latency): per-run ratios "
                                          "(\"faster\": baseline time / op time; \"within\": op time / baseline time)"))
     return {"tables": tables, "notes": _notes(results, args, bars), "results": results, "bars": bars}
 

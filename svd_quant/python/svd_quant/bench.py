@@ -8,8 +8,9 @@ In one run, samples interleaved:
   against ``buf16.copy_(x)`` (bar: <= 3x the copy), ``reference.mxfp4_quantize_ref(x)`` (bar:
   >= 200x; fewer samples, it takes seconds) and, on the CPU, the AscendC kernel through the
   kernel sim (``_mxfp4_quantize_emulated``, the previous CPU path);
-* small calls: ``mxfp4_quantize`` of 1K elements vs ``x.to(torch.float8_e4m3fn)`` (bar: within
-  1.5x of torch's latency);
+* small calls: ``mxfp4_quantize`` of 1K elements vs ``x.to(torch.float8_e4m3fn)`` and
+  ``mxfp4_dequantize`` of them vs ``y8.to(torch.bfloat16)`` of 1K fp8 values (bars: within 1.5x of
+  torch's latency);
 * ``svd_quant(x, codes, scales, down, up)`` vs the plain bf16 ATen matmul ``x @ w_hat.T`` of
   the same shape (w_hat = the dequantized weight), per (S, K, N, R) (default 256, 2048, 2816,
   32; the bar, at 2048, 2048, 2816, 32: svd_quant <= 1.5x the matmul's time);
@@ -56,7 +57,7 @@ SWEEP_REFERENCE_MAX = 4 << 20               # the sweep times reference.py up to
 BAR_SIZE = 16 << 20
 SLOW_RUNS = 3                               # runs of the bars whose calls last seconds
 CAST = "torch x.to(torch.float8_e4m3fn)"
-# The bars of issue 12 (and svd_quant's own), measured in --runs runs each (median judged).
+# The bars of the native MXFP4 kernels (and svd_quant's own), measured in --runs runs each (median judged).
 QUANT_BARS = (
     bu.Bar("mxfp4_quantize 16M bf16 vs x.to(float8_e4m3fn)", "quantize", "torch fp8 cast", "faster", CAST_BAR, CAST,
            headline="mxfp4_quantize"),
@@ -66,7 +67,9 @@ QUANT_BARS = (
 REFERENCE_BAR = bu.Bar("mxfp4_quantize 16M bf16 vs reference.py", "quantize", "reference", "faster", QUANT_BAR[2],
                        "reference.py (pure PyTorch)")
 SMALL_BARS = (bu.Bar("mxfp4_quantize 1K bf16 latency vs x.to(float8_e4m3fn)", "quantize", "torch fp8 cast", "within",
-                     SMALL_BAR, CAST + ", 1K bf16"),)
+                     SMALL_BAR, CAST + ", 1K bf16"),
+              bu.Bar("mxfp4_dequantize 1K -> bf16 latency vs y8.to(bfloat16)", "dequantize", "torch fp8 decode",
+                     "within", SMALL_BAR, "torch y8.to(torch.bfloat16), 1K float8_e4m3fn"))
 MATMUL_BARS = (bu.Bar("svd_quant 2048x2048x2816x32 vs the bf16 matmul", "svd_quant", "bf16 matmul", "within",
                       MATMUL_BAR[1], "torch x @ w_hat.T (bf16, the same shape)", headline="svd_quant"),)
 QDQ_BARS = (bu.Bar("quant_dequant_mxfp4 16M fp32 vs x.to(float8_e4m3fn).to(float32)", "quant_dequant_mxfp4",
@@ -202,8 +205,11 @@ def _measure_bars(args, threads, min_sample):
     fns = _quantize_fns(x, on_cpu)
     groups = [({k: fns[k] for k in ("quantize", "quantize out=", "torch fp8 cast", "buf16.copy_(x)")}, QUANT_BARS)]
     small = x.reshape(-1)[:SMALL].reshape(1, SMALL).clone()
-    groups.append(({"quantize": lambda: mxfp4_quantize(small), "torch fp8 cast": lambda: small.to(torch.float8_e4m3fn)},
-                   SMALL_BARS))
+    small_codes, small_scales = mxfp4_quantize(small)
+    small_y8 = small.to(torch.float8_e4m3fn)
+    groups.append(({"quantize": lambda: mxfp4_quantize(small), "torch fp8 cast": lambda: small.to(torch.float8_e4m3fn),
+                    "dequantize": lambda: mxfp4_dequantize(small_codes, small_scales),
+                    "torch fp8 decode": lambda: small_y8.to(torch.bfloat16)}, SMALL_BARS))
     x32 = torch.randn(QDQ_SIZE, generator=g).to(args.device)
     groups.append(({"quant_dequant_mxfp4": lambda: quant_dequant_mxfp4(x32),
                     "fp8 round trip": lambda: x32.to(torch.float8_e4m3fn).to(torch.float32)}, QDQ_BARS))
