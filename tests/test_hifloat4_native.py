@@ -1,5 +1,5 @@
 """The native CPU hifloat4_cast ops against the AscendC kernel run through the kernel sim, per SIMD
-path, and their out= overloads (issue 12).
+path, and their out= overloads.
 
 The CPU ops (``torch.ops.amct.hifloat4_*``) are native C++ (hifloat4_cast_cpu.cpp: AVX-512, AVX2
 and portable copies chosen at run time); the NPU kernel runs on the CPU through the kernel sim as

@@ -47,6 +47,8 @@ Capability defaultActive() {
 
 constexpr int kNotForced = -1;
 std::atomic<int> forced{kNotForced};
+constexpr int kNonePicked = -1;
+std::atomic<int> picked{kNonePicked};
 
 }  // namespace
 
@@ -64,6 +66,14 @@ void forceCapability(Capability c) {
 }
 
 void resetCapability() { forced.store(kNotForced, std::memory_order_relaxed); }
+
+void notePicked(Capability c) { picked.store(static_cast<int>(c), std::memory_order_relaxed); }
+
+Capability lastPicked() {
+  const int p = picked.load(std::memory_order_relaxed);
+  TORCH_CHECK(p != kNonePicked, "_cpu_capability_picked: no native CPU kernel has run yet");
+  return static_cast<Capability>(p);
+}
 
 const char* capabilityName(Capability c) {
   switch (c) {

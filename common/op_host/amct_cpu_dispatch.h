@@ -61,16 +61,29 @@ void resetCapability();
 const char* capabilityName(Capability c);  // "default", "avx2", "avx512"
 Capability capabilityFromName(const std::string& name);  // RuntimeError listing the names otherwise
 
+// The copy the latest pickTable call returned (process-wide): the test hook
+// torch.ops.amct._cpu_capability_picked reports it, so that the tests see which copy ran, not
+// only which capability was asked for.
+void notePicked(Capability c);
+Capability lastPicked();
+
 template <class Table>
 const Table& pickTable(const Table& portable, const Table* avx2, const Table* avx512) {
   switch (activeCapability()) {
     case Capability::kAvx512:
-      if (avx512) return *avx512;
+      if (avx512) {
+        notePicked(Capability::kAvx512);
+        return *avx512;
+      }
       [[fallthrough]];
     case Capability::kAvx2:
-      if (avx2) return *avx2;
+      if (avx2) {
+        notePicked(Capability::kAvx2);
+        return *avx2;
+      }
       [[fallthrough]];
     default:
+      notePicked(Capability::kDefault);
       return portable;
   }
 }

@@ -89,6 +89,8 @@ std::vector<std::string> cpuCapability(const std::optional<std::string>& force) 
   return {capabilityName(activeCapability()), capabilityName(detectedCapability())};
 }
 
+std::string cpuCapabilityPicked() { return amct::cpu::capabilityName(amct::cpu::lastPicked()); }
+
 const amct_sim::cost::ArchTable& costTable(const std::string& soc) {
   const amct_sim::cost::ArchTable* t = amct_sim::cost::TableForSoc(soc);
   TORCH_CHECK(t != nullptr, "_sim_cost: soc must be ascend910b, ascend910_93 or ascend950, got '", soc, "'");
@@ -189,6 +191,7 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_sim_get_modes() -> int[]", &simGetModes);
   m.def("_device_uploads_test(Tensor[] tilings, Tensor[] constants) -> int[]", &deviceUploadsTest);
   m.def("_cpu_capability(str? force=None) -> str[]", &cpuCapability);
+  m.def("_cpu_capability_picked() -> str", &cpuCapabilityPicked);
   m.def("_sim_cost_begin(str soc, int sample_blocks=0, bool cost_only=False) -> ()", &simCostBegin);
   m.def("_sim_cost_end() -> str", &simCostEnd);
   m.def("_sim_cost_table(str soc) -> str", &simCostTable);
