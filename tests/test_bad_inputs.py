@@ -1,4 +1,4 @@
-"""The bad-input survey (issue: hardening): one test per cell of the "Bad inputs" table of
+"""The bad-input survey: one test per cell of the "Bad inputs" table of
 ``docs/errors.md``, op x class (wrong dtype, wrong rank, wrong device, shape mismatch, unsupported
 attribute value, non-finite values, empty, huge).
 
@@ -234,7 +234,7 @@ def hif4_cells():
 def hif4_out_cells():
     """The out= overloads of the hifloat4_cast ops (the rule of every out=: the result's dtype,
     the inputs' device, the result's shape or an empty tensor that is resized; any strides).
-    Checked by TestHif4OutBadInputs; not rows of the README table."""
+    Checked by TestHif4OutBadInputs; rows of the docs/errors.md table too."""
     from amct_ops.hifloat4_cast import hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack
     ref = _ref("hifloat4_cast")
     nf = torch.ones(2, 128, dtype=torch.bfloat16)
@@ -253,7 +253,7 @@ def hif4_out_cells():
         return hifloat4_unpack(s_ok, v_ok, dtype, out=out)
 
     return {
-        "hifloat4_fake_quant out=": {
+        "hifloat4_fake_quant.out": {
             "wrong dtype": (lambda: fq(torch.empty(2, 128, dtype=torch.float16)),
                             raises("hifloat4_fake_quant: out dtype must be float32, got float16")),
             "wrong rank": (lambda: fq(torch.empty(256)),
@@ -272,7 +272,7 @@ def hif4_out_cells():
             "huge": (lambda: fq(torch.empty(0, dtype=torch.bfloat16), _huge_view(torch.bfloat16, 64)),
                      raises(TOO_BIG)),
         },
-        "hifloat4_pack out=": {
+        "hifloat4_pack.out": {
             "wrong dtype": (lambda: pack(torch.empty(2, 2, 4, dtype=torch.int32), torch.empty(2, 64, dtype=u8)),
                             raises("hifloat4_pack: scale dtype must be uint8, got int32")),
             "wrong rank": (lambda: pack(torch.empty(16, dtype=u8), torch.empty(2, 64, dtype=u8)),
@@ -294,7 +294,7 @@ def hif4_out_cells():
             "huge": (lambda: pack(torch.empty(0, dtype=u8), torch.empty(0, dtype=u8), _huge_view(torch.float32, 64)),
                      raises(TOO_BIG)),
         },
-        "hifloat4_unpack out=": {
+        "hifloat4_unpack.out": {
             "wrong dtype": (lambda: unpack(torch.empty(2, 128, dtype=torch.bfloat16)),
                             raises("hifloat4_unpack: out dtype must be float32, got bfloat16")),
             "wrong rank": (lambda: unpack(torch.empty(2, 2, 64)),
@@ -416,7 +416,8 @@ def qdq_cells(ref, gen):
 
 def svd_out_cells():
     """The out= overloads of mxfp4_quantize / mxfp4_dequantize: the checks of the out tensors
-    (dtype, device, shape: exact or no elements, then resized; any strides). Not in the README table."""
+    (dtype, device, shape: exact or no elements, then resized; any strides). Rows of the docs/errors.md
+    table too."""
     from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize
     ref = _ref("svd_quant")
     x = torch.randn(4, 96, generator=torch.Generator().manual_seed(6)).to(torch.bfloat16)
@@ -612,7 +613,12 @@ class TestBadInputSurvey(unittest.TestCase):
             cols = [c.strip() for c in line.strip().strip("|").split("|")]
             if len(cols) == len(CLASSES) + 1 and cols[0].startswith("`"):
                 rows[cols[0].strip("`")] = cols[1:]
-        for op, row in all_cells().items():
+        cells = dict(all_cells())
+        if _has("hifloat4_cast"):
+            cells.update(hif4_out_cells())
+        if _has("svd_quant"):
+            cells.update(svd_out_cells())
+        for op, row in cells.items():
             with self.subTest(op=op):
                 self.assertIn(op, rows, f"docs/errors.md Bad inputs table has no row for {op}")
                 for cls, cell_text in zip(CLASSES, rows[op]):
