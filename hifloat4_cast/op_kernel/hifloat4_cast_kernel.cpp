@@ -1,6 +1,7 @@
 // hifloat4_cast: HiFloat4 fake-quant, pack and unpack (docs/hifloat4.md), one AscendC
 // vector kernel for the three operators (hifloat4_cast_tiling.h). Compiled by bisheng for
-// dav-2201 and dav-3510 and, on every machine, by g++ against the kernel sim (the CPU backend).
+// dav-2201 and dav-3510 and, on every machine, by g++ against the kernel sim (the private
+// _<op>_emulated ops, which test it on the CPU; the CPU ops themselves are native).
 //
 // Data: a flat run of 64-element blocks (the host moves the block dimension last). A tile is a
 // multiple of 8 blocks; every stage is a vector op over the whole tile:

@@ -110,9 +110,9 @@ void encodeComputed(Dtype in, const uint16_t* s, uint8_t* dst, int64_t n, const 
 // input dtype, computed by this copy's own Encoder (encodeComputed), so a lookup gives the Encoder's
 // bits by construction, and the tests of every pattern on every path cover every entry. Where the
 // Encoder's per-lane tables are slow (AVX2 builds them from byte shuffles, the portable copy from
-// scalar loops), looking codes up is faster: on the AMD EPYC (AVX2, no AVX-512) of
-// docs/performance.md, 1M bf16 randn on one thread, 0.3-0.45 ns per element against ~1 ns computed
-// (hifloat8_cast/README.md, Backends). AVX-512 computes with one vpermi2w per table and keeps the
+// scalar loops), looking codes up is faster: on an AMD EPYC running the AVX2 copy, 1M bf16 randn on
+// one thread took 0.3-0.45 ns per element against ~1 ns computed (hifloat8_cast/README.md,
+// Backends). AVX-512 computes with one vpermi2w per table and keeps the
 // Encoder. The 64 KiB exceed L1 but fit L2; typical tensors touch a few KiB of it (a few binades).
 #if defined(CPU_CAPABILITY_AVX512)
 constexpr bool kEncodeByLookup = false;

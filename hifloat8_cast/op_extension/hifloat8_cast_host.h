@@ -1,4 +1,5 @@
-// Device-agnostic host logic of hifloat8_cast, shared by the CPU (kernel sim) and NPU paths:
+// Device-agnostic host logic of hifloat8_cast, shared by the native CPU ops, the emulated kernel
+// (kernel sim) and the NPU path:
 // validation, output allocation, LUTs, tiling from platform facts.
 #pragma once
 

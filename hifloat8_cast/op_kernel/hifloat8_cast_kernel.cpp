@@ -1,6 +1,7 @@
 // hifloat8_cast: HiFloat8 encode, decode and fake-quant, one AscendC vector kernel for all
 // cast modes (hifloat8_tiling.h). Compiled by bisheng for dav-2201/dav-3510 and, on every
-// machine, by g++ against the kernel sim (the CPU backend).
+// machine, by g++ against the kernel sim (the private
+// _<op>_emulated ops, which test it on the CPU; the CPU ops themselves are native).
 //
 // Modes 0..6 are table-driven scalar loops, as upstream's: dav-2201 has neither the u16->u32
 // cast that Gather offsets would need nor 16/32-bit vector shifts on byte data, and compute

@@ -1,6 +1,7 @@
 // svd_quant: the MXFP4 quantizer (docs/mxfp4.md A2), one AscendC vector kernel
 // used by mxfp4_quantize and by svd_quant for its activation. Compiled by bisheng for dav-2201
-// and dav-3510 and, on every machine, by g++ against the kernel sim (the CPU backend).
+// and dav-3510 and, on every machine, by g++ against the kernel sim (the private
+// _<op>_emulated ops, which test it on the CPU; the CPU ops themselves are native).
 //
 // The quantizer's stages are the class amct_mxfp4_kernel::Quantiser (mxfp4_quantiser.h, which
 // describes them), shared with the fused svd_quant kernel.
