@@ -1,5 +1,4 @@
-"""torch.export and torch.compile of a small model built from the package's layers (issue:
-hardening): HiFloat8 fake-quant of the activations, HiFloat4 fake-quant of a weight, and an
+"""torch.export and torch.compile of a small model built from the package's layers: HiFloat8 fake-quant of the activations, HiFloat4 fake-quant of a weight, and an
 SVDQuantLinear layer when svd_quant is built. The exported program round-trips through
 torch.export.save / load and runs with the eager results; torch.compile(fullgraph=True) of the
 same model gives the eager results bit for bit.

@@ -1,4 +1,4 @@
-"""No blocking copy per NPU launch (issue 14, item 5), measured on the real launchers.
+"""No blocking copy per NPU launch, measured on the real launchers.
 
 tests/npu_fake builds every operator's NPU glue (``*_npu.cpp``, ``common/op_host/amct_npu.h`` with
 its upload cache ``amct_upload.h``, ``platform_npu.cpp``, ``probe_npu.cpp``), as an ascend950 build

@@ -1,5 +1,4 @@
-"""Property-based tests (hypothesis) of every operator against its reference.py (issue:
-hardening): random shapes with size-0 and size-1 dims, dtypes, strides (transposed, stepped
+"""Property-based tests (hypothesis) of every operator against its reference.py: random shapes with size-0 and size-1 dims, dtypes, strides (transposed, stepped
 slices, expanded views), qdim values and special values; bit-exact where the spec says exact.
 
 The examples are derandomised and bounded (profile ``amct``: fixed seed, no deadline,

@@ -125,7 +125,7 @@ class TestReferenceAgainstDefinition(unittest.TestCase):
 
 
 def upstream_kernel_exponent(m, s):
-    """E as upstream's kernel computes it (issue 17's facts): raw = m * fp32(fp32(1/6) * s) in
+    """E as upstream's kernel computes it (upstream's published kernel): raw = m * fp32(fp32(1/6) * s) in
     float32, clamped to 2^-30, E = raw's exponent + [raw's fraction field >= 0x3504F3]."""
     k = np.float32(np.float32(np.float32(1.0) / np.float32(6.0)) * np.float32(s))
     raw = np.maximum((m * k).astype(np.float32), np.float32(2.0 ** -30))
