@@ -6,9 +6,10 @@ several times on the same inputs (and on private copies) while the other threads
 every result must equal the serial one bit for bit. The ``.out`` overloads are cases too (each
 call writes a fresh out tensor of its own), and their serial result must equal the functional
 op's. The MXFP4 inputs are large enough (32768 blocks) to be cut into several chunks that the
-intra-op threads share (common/op_host/amct_parallel.h), inside each of the 4 Python threads. The first call of each op in a fresh
-process builds its lazily initialised tables (the HiFloat8 LUTs, the kernel sim's per-thread
-block contexts), so the threaded phase also starts from cold state in a subprocess.
+intra-op threads share (common/op_host/amct_parallel.h), inside each of the 4 Python threads.
+The first call of each op in a fresh process builds its lazily initialised tables (the HiFloat8
+LUTs, the kernel sim's per-thread block contexts), so the threaded phase also starts from cold
+state in a subprocess.
 
 Run from the repository root after ``bash ops_build.sh``::
 
@@ -165,7 +166,8 @@ class TestThreadsEqualSerial(unittest.TestCase):
     def test_every_op_from_four_threads(self):
         cases = _cases()
         self.assertTrue(cases, "no operator cases: is any operator built?")
-        self.assertTrue(any(name in cases for name in OUT_OF), "no out= case")
+        if any(_has(p) for p in ("hifloat8_cast", "hifloat4_cast", "svd_quant")):
+            self.assertTrue(any(name in cases for name in OUT_OF), "no out= case")
         for name, (_, fn) in cases.items():
             with self.subTest(op=name):
                 expected = fn()
