@@ -198,7 +198,8 @@ class TestMoreThan2e31Elements(unittest.TestCase):
         mid = (1 << 31) // 256
         for r in (0, mid - 64, x.shape[0] - 64):
             rows = slice(r, r + (128 if r == mid - 64 else 64))
-            assert_bits_equal(self, y[rows], ref(x[rows], 0), f"hifloat4_fake_quant qdim 0 rows [{rows.start}, {rows.stop})")
+            assert_bits_equal(self, y[rows], ref(x[rows], 0),
+                              f"hifloat4_fake_quant qdim 0 rows [{rows.start}, {rows.stop})")
         del x, y
 
     @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
