@@ -1,11 +1,15 @@
 """Concurrency: every operator called from 4 Python threads at once gives results identical to
-serial calls, and the operators release the GIL while they run (issue: hardening).
+serial calls, and the operators release the GIL while they run.
 
 Each case builds its inputs once, computes the serial result, then 4 threads each call the op
 several times on the same inputs (and on private copies) while the other threads do the same;
-every result must equal the serial one bit for bit. The first call of each op in a fresh
-process builds its lazily initialised tables (the HiFloat8 LUTs, the kernel sim's per-thread
-block contexts), so the threaded phase also starts from cold state in a subprocess.
+every result must equal the serial one bit for bit. The ``.out`` overloads are cases too (each
+call writes a fresh out tensor of its own), and their serial result must equal the functional
+op's. The MXFP4 inputs are large enough (32768 blocks) to be cut into several chunks that the
+intra-op threads share (common/op_host/amct_parallel.h), inside each of the 4 Python threads.
+The first call of each op in a fresh process builds its lazily initialised tables (the HiFloat8
+LUTs, the kernel sim's per-thread block contexts), so the threaded phase also starts from cold
+state in a subprocess.
 
 Run from the repository root after ``bash ops_build.sh``::
 
@@ -36,6 +40,21 @@ CALLS_PER_THREAD = 6
 # visible blocks, each above its budget + 8 (K <= 44), so every row is scored and selected.
 STEM_LENS = ([600], [9000])
 STEM_ALPHA = 0.5
+U8 = torch.uint8
+OPS = torch.ops.amct
+# ".out" case -> the functional case whose serial result it must equal.
+OUT_OF = {
+    "hifloat8_fake_quant.out fp32": "hifloat8_fake_quant fp32",
+    "decode_from_hifloat8.out": "decode_from_hifloat8",
+    "hifloat4_fake_quant.out fp16 qdim 0": "hifloat4_fake_quant fp16 qdim 0",
+    "hifloat4_pack.out": "hifloat4_pack",
+    "hifloat4_unpack.out": "hifloat4_unpack",
+    "mxfp4_quantize.out": "mxfp4_quantize",
+    "mxfp4_dequantize.out": "mxfp4_dequantize",
+}
+# (512, 2048) bf16: 32768 MXFP4 blocks, chunks of 4096 blocks (svd_quant_cpu.cpp: at least
+# kGrainBlocks, about n / 16): 8 chunks for the intra-op threads.
+MXFP4_SHAPE = (512, 2048)
 
 
 def _has(package):
@@ -54,6 +73,11 @@ def _cases():
         cases["encode_to_hifloat8 bf16"] = ("hifloat8_cast", lambda: (encode_to_hifloat8(xb),))
         cases["hifloat8_fake_quant fp32"] = ("hifloat8_cast", lambda: (hifloat8_fake_quant(xf),))
         cases["decode_from_hifloat8"] = ("hifloat8_cast", lambda: (decode_from_hifloat8(codes, torch.float16),))
+        cases["hifloat8_fake_quant.out fp32"] = (
+            "hifloat8_cast", lambda: (OPS.hifloat8_fake_quant.out(xf, out=torch.empty_like(xf)),))
+        cases["decode_from_hifloat8.out"] = (
+            "hifloat8_cast", lambda: (OPS.decode_from_hifloat8.out(codes, torch.float16,
+                                                                   out=torch.empty(0, dtype=torch.float16)),))
     if _has("hifloat4_cast"):
         from amct_ops.hifloat4_cast import hifloat4_fake_quant, hifloat4_pack, hifloat4_unpack
         wb = (torch.randn(96, 1088, generator=gen) * 3).to(torch.bfloat16)
@@ -64,6 +88,15 @@ def _cases():
         cases["hifloat4_fake_quant fp16 qdim 0"] = ("hifloat4_cast", lambda: (hifloat4_fake_quant(wh.t(), 0),))
         cases["hifloat4_pack"] = ("hifloat4_cast", lambda: hifloat4_pack(wb))
         cases["hifloat4_unpack"] = ("hifloat4_cast", lambda: (hifloat4_unpack(scale, value, torch.bfloat16),))
+        cases["hifloat4_fake_quant.out fp16 qdim 0"] = (
+            "hifloat4_cast", lambda: (OPS.hifloat4_fake_quant.out(wh.t(), 0, out=torch.empty(640, 130,
+                                                                                             dtype=torch.float16)),))
+        cases["hifloat4_pack.out"] = (
+            "hifloat4_cast", lambda: OPS.hifloat4_pack.out(wb, scale=torch.empty_like(scale),
+                                                           value=torch.empty(0, dtype=U8)))
+        cases["hifloat4_unpack.out"] = (
+            "hifloat4_cast", lambda: (OPS.hifloat4_unpack.out(scale, value, torch.bfloat16,
+                                                              out=torch.empty(wb.shape, dtype=torch.bfloat16)),))
     if _has("svd_quant"):
         from amct_ops.svd_quant import mxfp4_dequantize, mxfp4_quantize, svd_quant
         w = torch.randn(72, 160, generator=gen).to(torch.bfloat16)
@@ -71,8 +104,18 @@ def _cases():
         x = torch.randn(2, 33, 160, generator=gen).to(torch.bfloat16)
         down = (torch.randn(160, 8, generator=gen) * 0.1).to(torch.bfloat16)
         up = (torch.randn(8, 72, generator=gen) * 0.1).to(torch.bfloat16)
-        cases["mxfp4_quantize"] = ("svd_quant", lambda: mxfp4_quantize(w, "rint"))
-        cases["mxfp4_dequantize"] = ("svd_quant", lambda: (mxfp4_dequantize(codes4, scales4),))
+        rows, k = MXFP4_SHAPE
+        block_scale = torch.exp2(torch.randint(-20, 20, (rows, k // 32, 1), generator=gen).float())
+        wbig = (torch.randn(rows, k // 32, 32, generator=gen) * block_scale).reshape(rows, k).to(torch.bfloat16)
+        big_codes, big_scales = mxfp4_quantize(wbig, "rint")
+        cases["mxfp4_quantize"] = ("svd_quant", lambda: mxfp4_quantize(wbig, "rint"))
+        cases["mxfp4_dequantize"] = ("svd_quant", lambda: (mxfp4_dequantize(big_codes, big_scales),))
+        cases["mxfp4_quantize.out"] = (
+            "svd_quant", lambda: OPS.mxfp4_quantize.out(wbig, "rint", codes=torch.empty_like(big_codes),
+                                                        scales=torch.empty(0, dtype=U8)))
+        cases["mxfp4_dequantize.out"] = (
+            "svd_quant", lambda: (OPS.mxfp4_dequantize.out(big_codes, big_scales, None,
+                                                           out=torch.empty(MXFP4_SHAPE, dtype=torch.bfloat16)),))
         cases["svd_quant"] = ("svd_quant", lambda: (svd_quant(x, codes4, scales4, down, up),))
     if _has("stem_indexer"):
         from amct_ops.stem_indexer import npu_stem_indexer, npu_stem_indexer_metadata
@@ -123,9 +166,14 @@ class TestThreadsEqualSerial(unittest.TestCase):
     def test_every_op_from_four_threads(self):
         cases = _cases()
         self.assertTrue(cases, "no operator cases: is any operator built?")
+        if any(_has(p) for p in ("hifloat8_cast", "hifloat4_cast", "svd_quant")):
+            self.assertTrue(any(name in cases for name in OUT_OF), "no out= case")
         for name, (_, fn) in cases.items():
             with self.subTest(op=name):
                 expected = fn()
+                if name in OUT_OF:
+                    self.assertFalse(_differs(expected, cases[OUT_OF[name]][1]()),
+                                     f"{name}: the serial out= result differs from the functional op's")
                 self.assertEqual(_in_threads(lambda tid, call: _differs(fn(), expected) and "differs from serial"), [])
 
     @unittest.skipUnless(_has("stem_indexer"), "stem_indexer not built")

@@ -1,13 +1,15 @@
-"""64-bit sizes (issue: hardening): one element-wise op of each kernel family handles a tensor
-of more than 2^31 elements, spot-checked against reference.py on slices at the start, across
-element 2^31 and at the end, and the StemIndexer scores query rows past element 2^31 of qflat;
-shapes whose element counts overflow 32 bits never wrap in host code or tiling (Meta shapes,
-the tiling test hooks).
+"""64-bit sizes: every element-wise op handles a tensor of more than 2^31 elements (the
+HiFloat8 encode / decode / fake-quant, the HiFloat4 fake-quant along the last and a leading dim,
+pack and unpack, the MXFP4 quantizer and dequantizer, and ``.out`` calls among them),
+spot-checked against reference.py on slices at the start, across element 2^31 and at the end;
+the StemIndexer scores query rows past element 2^31 of qflat; shapes whose element counts
+overflow 32 bits never wrap in host code or tiling (Meta shapes, the tiling test hooks).
 
-The large cases need ~6-10 GB of free memory and are skipped (with the reason) when
-/proc/meminfo shows less; ``AMCT_SKIP_LARGE=1`` skips them explicitly. The inputs are a
-random pattern of a length coprime to 2^31 repeated, so the data around element 2^31 differs
-from the data at the start.
+The large cases need ~6-10 GB of free memory each (inputs and outputs are freed between cases)
+and are skipped (with the reason) when /proc/meminfo shows less; ``AMCT_SKIP_LARGE=1`` skips
+them explicitly. The inputs are a random pattern of a length coprime to 2^31 repeated, so the
+data around element 2^31 differs from the data at the start; byte inputs (codes, scales) are
+random bytes, every pattern valid.
 """
 import gc
 import os
@@ -127,6 +129,133 @@ class TestMoreThan2e31Elements(unittest.TestCase):
             want_codes, want_scales = ref(w[r:r + 1])
             assert_bits_equal(self, codes[r:r + 1], want_codes, f"mxfp4_quantize codes row {r}")
             assert_bits_equal(self, scales[r:r + 1], want_scales, f"mxfp4_quantize scales row {r}")
+
+    def require_memory(self, needed_gb):
+        reason = _skip_large(needed_gb)
+        if reason:
+            self.skipTest(reason)
+
+    @unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
+    def test_hifloat8_decode_out_fp16(self):
+        """2^31 + 2^14 random codes (2 GB) decoded through the .out overload into a preallocated
+        fp16 tensor (4.3 GB)."""
+        self.require_memory(7)
+        ref = _reference("hifloat8_cast", "decode_from_hifloat8_ref")
+        gen = torch.Generator().manual_seed(35)
+        codes = _repeated(torch.randint(0, 256, (PATTERN,), generator=gen, dtype=torch.int32).to(torch.uint8), BIG)
+        self.assertGreater(codes.numel(), 1 << 31)
+        out = torch.empty(BIG, dtype=torch.float16)
+        self.assertIs(torch.ops.amct.decode_from_hifloat8.out(codes, torch.float16, out=out), out)
+        for s in _windows(BIG, 1 << 16):
+            assert_bits_equal(self, out[s], ref(codes[s], torch.float16), f"decode.out fp16 [{s.start}, {s.stop})")
+        del out, codes
+
+    def _hifloat8_pattern(self, seed, dtype):
+        gen = torch.Generator().manual_seed(seed)
+        wide = torch.randn(PATTERN, generator=gen) * torch.exp2(torch.randint(-30, 20, (PATTERN,), generator=gen))
+        wide[7::4099] = float("nan")
+        wide[11::8191] = float("inf")
+        return wide.to(dtype)
+
+    @unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
+    def test_hifloat8_fake_quant_bf16(self):
+        self.require_memory(10)
+        ref = _reference("hifloat8_cast", "hifloat8_fake_quant_ref")
+        x = _repeated(self._hifloat8_pattern(36, torch.bfloat16), BIG)
+        y = torch.ops.amct.hifloat8_fake_quant(x)
+        self.assertEqual((y.dtype, y.shape), (x.dtype, x.shape))
+        for s in _windows(BIG, 1 << 16):
+            assert_bits_equal(self, y[s], ref(x[s]), f"hifloat8_fake_quant bf16 [{s.start}, {s.stop})")
+        del x, y
+
+    @unittest.skipUnless(_has("hifloat8_cast"), "hifloat8_cast not built")
+    def test_hifloat8_fake_quant_fp32_in_place_out(self):
+        """fp32 (8.6 GB) through the .out overload with out = the input itself: one tensor of
+        2^31 + 2^14 fp32 elements; the checked windows are copied before the call."""
+        self.require_memory(10)
+        ref = _reference("hifloat8_cast", "hifloat8_fake_quant_ref")
+        x = _repeated(self._hifloat8_pattern(37, torch.float32), BIG)
+        windows = _windows(BIG, 1 << 16)
+        before = [x[s].clone() for s in windows]
+        self.assertIs(torch.ops.amct.hifloat8_fake_quant.out(x, out=x), x)
+        for s, xs in zip(windows, before):
+            assert_bits_equal(self, x[s], ref(xs), f"hifloat8_fake_quant.out fp32 in place [{s.start}, {s.stop})")
+        del x, before
+
+    @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
+    def test_hifloat4_fake_quant_bf16_leading_dim(self):
+        """qdim 0 of (8388672, 256): every block strides 256 elements, the rows from 2^23 on
+        start past element 2^31; blocks of rows [0, 64), [2^23 - 64, 2^23 + 64) and the last 64."""
+        self.require_memory(10)
+        ref = _reference("hifloat4_cast", "hifloat4_fake_quant_ref")
+        gen = torch.Generator().manual_seed(38)
+        pattern = (torch.randn(PATTERN, generator=gen) * 3).to(torch.bfloat16)
+        pattern[64 * 5 + 3: 64 * 6: 256] = float("nan")  # poisons blocks of some columns
+        x = _repeated(pattern, BIG).view(-1, 256)
+        self.assertEqual(x.shape[0] % 64, 0)
+        y = torch.ops.amct.hifloat4_fake_quant(x, 0)
+        self.assertEqual(y.shape, x.shape)
+        mid = (1 << 31) // 256
+        for r in (0, mid - 64, x.shape[0] - 64):
+            rows = slice(r, r + (128 if r == mid - 64 else 64))
+            assert_bits_equal(self, y[rows], ref(x[rows], 0),
+                              f"hifloat4_fake_quant qdim 0 rows [{rows.start}, {rows.stop})")
+        del x, y
+
+    @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
+    def test_hifloat4_pack_bf16(self):
+        self.require_memory(7)
+        ref = _reference("hifloat4_cast", "hifloat4_pack_ref")
+        gen = torch.Generator().manual_seed(39)
+        pattern = (torch.randn(PATTERN, generator=gen) * torch.exp2(torch.randint(-8, 8, (PATTERN,), generator=gen))
+                   ).to(torch.bfloat16)
+        pattern[64 * 9: 64 * 10] = float("nan")
+        k = 1 << 14
+        x = _repeated(pattern, BIG).view(-1, k)
+        scale, value = torch.ops.amct.hifloat4_pack(x)
+        self.assertEqual((tuple(scale.shape), tuple(value.shape)), ((x.shape[0], k // 64, 4), (x.shape[0], k // 2)))
+        for r in (0, (1 << 31) // k - 1, (1 << 31) // k, x.shape[0] - 1):
+            want_scale, want_value = ref(x[r:r + 1])
+            assert_bits_equal(self, scale[r:r + 1], want_scale, f"hifloat4_pack scale row {r}")
+            assert_bits_equal(self, value[r:r + 1], want_value, f"hifloat4_pack value row {r}")
+        del x, scale, value
+
+    @unittest.skipUnless(_has("hifloat4_cast"), "hifloat4_cast not built")
+    def test_hifloat4_unpack_out_bf16(self):
+        """Random scale and value bytes of 2^31 + 2^14 elements (1.2 GB) unpacked through the .out
+        overload into a preallocated bf16 tensor (4.3 GB)."""
+        self.require_memory(7)
+        ref = _reference("hifloat4_cast", "hifloat4_unpack_ref")
+        gen = torch.Generator().manual_seed(40)
+        k = 1 << 14
+        rows = BIG // k
+        byte_pattern = torch.randint(0, 256, (PATTERN,), generator=gen, dtype=torch.int32).to(torch.uint8)
+        value = _repeated(byte_pattern, BIG // 2).view(rows, k // 2)
+        scale = torch.randint(0, 256, (rows, k // 64, 4), generator=gen, dtype=torch.int32).to(torch.uint8)
+        out = torch.empty(rows, k, dtype=torch.bfloat16)
+        self.assertIs(torch.ops.amct.hifloat4_unpack.out(scale, value, torch.bfloat16, out=out), out)
+        for r in (0, (1 << 31) // k - 1, (1 << 31) // k, rows - 1):
+            assert_bits_equal(self, out[r:r + 1], ref(scale[r:r + 1], value[r:r + 1], torch.bfloat16),
+                              f"hifloat4_unpack.out row {r}")
+        del out, value, scale
+
+    @unittest.skipUnless(_has("svd_quant"), "svd_quant not built")
+    def test_mxfp4_dequantize_bf16(self):
+        """Random code and scale bytes (every E8M0 byte, 0xFF = NaN included) of 2^31 + 2^14
+        elements dequantized to bf16 (4.3 GB)."""
+        self.require_memory(7)
+        ref = _reference("svd_quant", "mxfp4_dequantize_ref")
+        gen = torch.Generator().manual_seed(41)
+        k = 1 << 14
+        rows = BIG // k
+        byte_pattern = torch.randint(0, 256, (PATTERN,), generator=gen, dtype=torch.int32).to(torch.uint8)
+        codes = _repeated(byte_pattern, BIG // 2).view(rows, k // 2)
+        scales = torch.randint(0, 256, (rows, k // 64, 2), generator=gen, dtype=torch.int32).to(torch.uint8)
+        y = torch.ops.amct.mxfp4_dequantize(codes, scales, None)
+        self.assertEqual((y.dtype, tuple(y.shape)), (torch.bfloat16, (rows, k)))
+        for r in (0, (1 << 31) // k - 1, (1 << 31) // k, rows - 1):
+            assert_bits_equal(self, y[r:r + 1], ref(codes[r:r + 1], scales[r:r + 1], None), f"mxfp4_dequantize row {r}")
+        del y, codes, scales
 
     @unittest.skipUnless(_has("stem_indexer"), "stem_indexer not built")
     def test_stem_indexer_qflat_past_2e31(self):

@@ -1,11 +1,13 @@
-"""The native CPU MXFP4 quantizer / dequantizer against the AscendC kernel and the oracles (issue 12).
+"""The native CPU MXFP4 quantizer / dequantizer against the AscendC kernel and the oracles.
 
 On the CPU ``mxfp4_quantize`` / ``mxfp4_dequantize`` are native C++ (svd_quant_cpu.cpp, one copy
 per SIMD capability); the AscendC quantizer kernel runs through the kernel sim as the private op
 ``torch.ops.amct._mxfp4_quantize_emulated``. Here: native == emulated == reference.py bit for bit
 on random and special blocks, every dtype and round mode, odd shapes, leading dims, strides and
-empties; odd core counts and small UB on the emulated side; the three SIMD paths give identical
-bits; the out= overloads (checks, resizing, Meta, opcheck, torch.compile).
+empties; odd core counts and small UB on the emulated side; every SIMD path (portable, AVX2,
+AVX-512, forced with ``torch.ops.amct._cpu_capability``) quantizes all 65536 fp16 and bf16 bit
+patterns to the emulated kernel's bits and dequantizes them to reference.py's, and gives the
+portable path's bits on the mixed cases; the out= overloads (checks, resizing, Meta, opcheck, torch.compile).
 
 Oracles: ``reference.py`` (loaded from the source tree) and the brute-force ``mxfp4_oracle.py``;
 the emulated kernel is a second, independent implementation of the same contract.
@@ -238,7 +240,19 @@ class TestDequantize(unittest.TestCase):
 
 @requires_op
 class TestSimdPaths(unittest.TestCase):
-    """Every SIMD copy this CPU can run gives the bits of the portable one."""
+    """Every SIMD copy this CPU can run: all 65536 fp16 and bf16 patterns, quantized in every
+    round mode and dequantized back, equal the emulated kernel (codes, scales) and reference.py
+    (the dequantized values) bit for bit; and on the mixed cases it gives the portable copy's bits."""
+
+    @classmethod
+    def setUpClass(cls):
+        # The emulated kernel and the reference do not depend on the forced copy: computed once.
+        cls.every_pattern = []
+        for x in (all_fp16_patterns(), all_bf16_patterns()):
+            for mode in MODES:
+                codes, scales = emulated(x, mode)
+                back = {d: ref.mxfp4_dequantize_ref(codes, scales, d) for d in (x.dtype, F32)}
+                cls.every_pattern.append((x, mode, codes, scales, back))
 
     def tearDown(self):
         torch.ops.amct._cpu_capability("reset")
@@ -247,6 +261,21 @@ class TestSimdPaths(unittest.TestCase):
         detected = torch.ops.amct._cpu_capability(None)[1]
         order = ("default", "avx2", "avx512")
         return order[:order.index(detected) + 1]
+
+    def test_every_16_bit_pattern_on_every_path(self):
+        caps = self.capabilities()
+        self.assertIn("default", caps)
+        for cap in caps:
+            self.assertEqual(torch.ops.amct._cpu_capability(cap)[0], cap)
+            for x, mode, want_codes, want_scales, want_back in self.every_pattern:
+                what = f"{cap} {x.dtype} {mode}"
+                with self.subTest(capability=cap, dtype=x.dtype, mode=mode):
+                    codes, scales = native(x, mode)
+                    assert_bits_equal(self, codes, want_codes, f"codes vs emulated, {what}")
+                    assert_bits_equal(self, scales, want_scales, f"scales vs emulated, {what}")
+                    for dtype, want in want_back.items():
+                        assert_bits_equal(self, sq.mxfp4_dequantize(codes, scales, dtype), want,
+                                          f"round trip to {dtype} vs reference, {what}")
 
     def results(self):
         out = []

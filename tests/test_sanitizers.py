@@ -1,6 +1,6 @@
 """The CPU libraries built with AddressSanitizer + UndefinedBehaviorSanitizer
 (``bash ops_build.sh --sanitize``) run a representative subset of every operator's tests with
-no sanitizer report (issue: hardening).
+no sanitizer report, as a hardening check of the native code.
 
 The test builds ``staging-sanitize/`` (``<op>/build-sanitize``; the normal build and the wheel
 are untouched), then runs the subset in a child Python with the sanitizer runtimes preloaded
@@ -9,7 +9,11 @@ misaligned access, signed overflow or out-of-range shift in our code fails the c
 report on stderr. The kernel sim's own guards (UB bounds, alignment, sync) stay on.
 
 The subset per operator: golden vectors, errors, odd shapes / strides / empties, the
-independence checks (small UB, 1/3/8 cores) and a fuzz class; see ``SUBSET``.
+independence checks (small UB, 1/3/8 cores) and a fuzz class. The element-wise ops' CPU kernels
+are native C++ compiled once per SIMD capability (each copy instrumented): for the HiFloat8 and
+HiFloat4 ops the subset forces every copy this CPU can run (portable, AVX2, AVX-512), and it
+calls the ``.out`` overload of every element-wise op (MXFP4 included, on the detected copy);
+see ``SUBSET``.
 
 Run alone: ``python -m pytest tests/test_sanitizers.py`` (a few minutes: it compiles).
 Skipped with AMCT_SKIP_SANITIZERS=1.
@@ -23,17 +27,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STAGING = ROOT / "staging-sanitize"
 
-# test-module -> classes, per operator package (only packages present in the source tree run).
+# Per operator package (only packages present in the source tree run): (test module, classes or
+# Class::test ids) pairs, run in one child process. The *_native modules' SIMD classes force each
+# CPU copy; their TestOut classes call every op's .out overload (for svd_quant the .out tests only).
 SUBSET = {
-    "hifloat8_cast": ("tests/test_hifloat8_cast.py",
-                      ["TestD7SpecialValues", "TestD9Layouts", "TestD10Independence", "TestD11Errors",
-                       "TestD5FakeQuant16"]),
-    "hifloat4_cast": ("tests/test_hifloat4_cast.py",
-                      ["TestD2Vectors", "TestD5Layout", "TestD6Independence", "TestD7DeviceHealth",
-                       "TestD8Errors", "TestD9Shapes"]),
-    "svd_quant": ("tests/test_svd_quant.py", ["TestQuantizer", "TestDequantizer", "TestErrors", "TestSvdQuant"]),
-    "stem_indexer": ("tests/test_stem_indexer.py", ["AcceptanceTest", "IndependenceTest", "EmulatedKernelTest",
-                                                    "ScoreKernelTest", "BadInputTest", "MetadataTest"]),
+    "hifloat8_cast": [("tests/test_hifloat8_cast.py",
+                       ["TestD7SpecialValues", "TestD9Layouts", "TestD10Independence", "TestD11Errors",
+                        "TestD5FakeQuant16"]),
+                      ("tests/test_hifloat8_native.py",
+                       ["TestNativeEqualsEmulated::test_every_path", "TestLayouts::test_strided_and_shaped",
+                        "TestOut"])],
+    "hifloat4_cast": [("tests/test_hifloat4_cast.py",
+                       ["TestD2Vectors", "TestD5Layout", "TestD6Independence", "TestD7DeviceHealth",
+                        "TestD8Errors", "TestD9Shapes"]),
+                      ("tests/test_hifloat4_native.py", ["TestSimdPaths", "TestCodeEdges", "TestOut"])],
+    "svd_quant": [("tests/test_svd_quant.py", ["TestQuantizer", "TestDequantizer", "TestErrors", "TestSvdQuant"]),
+                  ("tests/test_mxfp4_native.py",
+                   ["TestOut::test_quantize_out_equals_functional", "TestOut::test_dequantize_out_equals_functional",
+                    "TestOut::test_empty_out_is_resized"])],
+    "stem_indexer": [("tests/test_stem_indexer.py", ["AcceptanceTest", "IndependenceTest", "EmulatedKernelTest",
+                                                     "ScoreKernelTest", "BadInputTest", "MetadataTest"])],
 }
 
 
@@ -100,10 +113,13 @@ class TestSanitizers(unittest.TestCase):
 
     def test_operator_subsets_have_no_reports(self):
         ran = 0
-        for package, (module, classes) in SUBSET.items():
-            if not (ROOT / package / "CMakeLists.txt").exists() or not (ROOT / module).exists():
+        for package, modules in SUBSET.items():
+            if not (ROOT / package / "CMakeLists.txt").exists():
                 continue
-            targets = [f"{module}::{c}" for c in classes] if classes else [module]
+            targets = [f"{module}::{c}" if c else module
+                       for module, classes in modules if (ROOT / module).exists() for c in (classes or [None])]
+            if not targets:
+                continue
             with self.subTest(package=package):
                 proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                                        *targets], cwd=ROOT, env=_sanitizer_env(), capture_output=True, text=True,
@@ -115,6 +131,39 @@ class TestSanitizers(unittest.TestCase):
                 self.assertIn(" passed", proc.stdout, report)
                 ran += 1
         self.assertGreaterEqual(ran, 2, "no operator subset ran")
+
+
+class TestSubsetNames(unittest.TestCase):
+    """Every class and Class::test of SUBSET exists in its module (a renamed one would otherwise
+    only show in the slow sanitizer run), and each package with native element-wise ops runs an
+    out= class (needs no build)."""
+
+    def test_targets_exist(self):
+        import ast
+        for package, modules in SUBSET.items():
+            for module, names in modules:
+                tree = ast.parse((ROOT / module).read_text())
+                classes = {n.name: {f.name for f in n.body if isinstance(f, ast.FunctionDef)}
+                           for n in tree.body if isinstance(n, ast.ClassDef)}
+                for name in names:
+                    cls, _, test = name.partition("::")
+                    with self.subTest(package=package, target=f"{module}::{name}"):
+                        self.assertIn(cls, classes)
+                        if test:
+                            self.assertIn(test, classes[cls])
+
+    def test_native_packages_run_out_overloads(self):
+        for package in ("hifloat8_cast", "hifloat4_cast", "svd_quant"):
+            with self.subTest(package=package):
+                names = [n for module, names in SUBSET[package] if "_native" in module for n in names]
+                self.assertTrue(any(n.split("::")[0] == "TestOut" for n in names), names)
+
+    def test_native_packages_force_every_simd_copy(self):
+        for package in ("hifloat8_cast", "hifloat4_cast"):
+            with self.subTest(package=package):
+                names = [n for module, names in SUBSET[package] if "_native" in module for n in names]
+                self.assertTrue(any(n.split("::")[0] in ("TestSimdPaths", "TestNativeEqualsEmulated") for n in names),
+                                names)
 
 
 if __name__ == "__main__":
