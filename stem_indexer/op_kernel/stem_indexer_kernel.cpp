@@ -102,6 +102,17 @@ __aicore__ inline uint32_t LowestBit(uint32_t x) {
   return n;
 }
 
+// Set bits of a 64-bit mask word.
+__aicore__ inline uint32_t PopCount64(uint64_t x) {
+  return PopCount(static_cast<uint32_t>(x)) + PopCount(static_cast<uint32_t>(x >> 32));
+}
+
+// Index of the lowest set bit of x != 0.
+__aicore__ inline uint32_t LowestBit64(uint64_t x) {
+  const uint32_t low = static_cast<uint32_t>(x);
+  return low != 0 ? LowestBit(low) : 32 + LowestBit(static_cast<uint32_t>(x >> 32));
+}
+
 // Index of the highest set bit of x != 0.
 __aicore__ inline uint32_t HighestBit(uint64_t x) {
   uint32_t n = 0;
@@ -198,8 +209,8 @@ struct Kth {
 constexpr uint32_t kScalarFinish = 16;
 // On rows of more than kScalarCountLanes lanes (counted by vector reductions), a bracket of few
 // lanes ends with that scalar pass only when it spans more than 2^kFinishSpan values: the pass
-// reads every mask word of the row (17 cycles each), about kFinishSpan counts' worth at 1024
-// lanes; a narrower bracket is bisected.
+// reads the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, about two
+// counts' worth at 1024 lanes; a narrower bracket is bisected.
 constexpr int32_t kFinishSpan = 3;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
@@ -280,7 +291,6 @@ class StemIndexer {
     const uint32_t repeats = w / kRepeatLanes;
     pipe->InitBuffer(partBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
-    pipe->InitBuffer(countBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
     pipe->InitBuffer(seqBuf_, amct_stem::kLengthSlots * 32);
@@ -690,13 +700,6 @@ class StemIndexer {
     Select(lo_, Mask(kNegative), scratch_, lo_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
   }
 
-  // scratch_ = 1 where Mask(slot) is set, else 0.
-  __aicore__ inline LocalTensor<float> Ones(uint32_t slot, uint32_t lanes) {
-    Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
-    Select(scratch_, Mask(slot), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    return scratch_;
-  }
-
   // The sum (of 0/1 values: exact in fp32), largest or smallest of x[0, lanes): one reduction per
   // repeat, then per 64 repeats, and the scalar unit combines the last few.
   template <Reduce kind>
@@ -807,7 +810,7 @@ class StemIndexer {
     int32_t step = 1;
     while (lo < hi) {
       if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
-        return Finish(v, lo, hi, need, above, lanes);
+        return Finish(v, lo, hi, need, above, atLeast - above, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
@@ -854,21 +857,23 @@ class StemIndexer {
     return Kth{lo, above, atLeast};
   }
 
-  // The few lanes with lo <= v <= hi, read by the scalar unit: the (need - above)-th largest of
-  // their values is the threshold.
+  // The `inside` (<= kScalarFinish) lanes with lo <= v <= hi, read by the scalar unit: the
+  // (need - above)-th largest of their values is the threshold. The mask is read 64 bits at a
+  // time, and only up to the word holding the last of them.
   __aicore__ inline Kth Finish(const LocalTensor<float>& v, int32_t lo, int32_t hi, uint32_t need, uint32_t above,
-                               uint32_t lanes) {
+                               uint32_t inside, uint32_t lanes) {
     Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
     Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);
     AndMask(kAux, kNegative, lanes);
     WaitForPipe<HardEvent::V_S>();
     float vals[kScalarFinish];
     uint32_t m = 0;
-    LocalTensor<uint32_t> bits = Mask(kAux).ReinterpretCast<uint32_t>();
-    for (uint32_t w = 0; w < lanes / 32 && m < kScalarFinish; ++w) {
-      uint32_t word = bits.GetValue(w);
+    const uint32_t wanted = inside < kScalarFinish ? inside : kScalarFinish;
+    LocalTensor<uint64_t> bits = Mask(kAux).ReinterpretCast<uint64_t>();
+    for (uint32_t w = 0; w < lanes / 64 && m < wanted; ++w) {
+      uint64_t word = bits.GetValue(w);
       while (word != 0 && m < kScalarFinish) {
-        const uint32_t j = w * 32 + LowestBit(word);
+        const uint32_t j = w * 64 + LowestBit64(word);
         word &= word - 1u;
         const float x = v.GetValue(j);  // insertion, descending
         uint32_t at = m++;
@@ -925,6 +930,11 @@ class StemIndexer {
     if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
     const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes, hi_);  // hi_ is no longer needed
     const float tl = static_cast<float>(l.threshold);
+    if (l.atLeast == need) {  // the K-th key's lanes are all taken: no ties to order
+      Compares(Mask(kAux), lo_, tl, CMPMODE::GE, lanes);  // lo_ is -1 outside the bucket, tl >= 0
+      OrMask(kTaken, kAux, lanes);
+      return 0;
+    }
     Compares(Mask(kAux), lo_, tl, CMPMODE::GT, lanes);
     OrMask(kTaken, kAux, lanes);
     Compares(Mask(kTie), lo_, tl, CMPMODE::EQ, lanes);
@@ -934,14 +944,14 @@ class StemIndexer {
   // Adds the first `ties` lanes of kTie (index order) to kTaken, on the scalar unit.
   __aicore__ inline void TakeTies(uint32_t ties, uint32_t lanes) {
     WaitForPipe<HardEvent::V_S>();
-    LocalTensor<uint32_t> taken = Mask(kTaken).ReinterpretCast<uint32_t>();
-    LocalTensor<uint32_t> tie = Mask(kTie).ReinterpretCast<uint32_t>();
-    for (uint32_t w = 0; w < lanes / 32 && ties > 0; ++w) {
-      uint32_t t = tie.GetValue(w);
+    LocalTensor<uint64_t> taken = Mask(kTaken).ReinterpretCast<uint64_t>();
+    LocalTensor<uint64_t> tie = Mask(kTie).ReinterpretCast<uint64_t>();
+    for (uint32_t w = 0; w < lanes / 64 && ties > 0; ++w) {  // 64 mask bits per scalar read
+      uint64_t t = tie.GetValue(w);
       if (t == 0) continue;
-      uint32_t word = taken.GetValue(w);
+      uint64_t word = taken.GetValue(w);
       while (t != 0 && ties > 0) {
-        const uint32_t low = t & (~t + 1u);
+        const uint64_t low = t & (~t + 1u);
         word |= low;
         t ^= low;
         --ties;
@@ -977,28 +987,24 @@ class StemIndexer {
   // patterns and their number to the counts) into the output row at `out`, at most `limit`
   // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
   // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
-  // previous ones, in one pass over the per-repeat counts (one scalar read each; the V_MTE3 flags
-  // stall no scalar work).
+  // previous ones, in one pass over the patterns (one 64-bit scalar read each, whose popcount is
+  // the repeat's count; the V_MTE3 flags stall no scalar work).
   __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t vis, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
-    LocalTensor<float> counts = countBuf_.Get<float>();
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
+    LocalTensor<uint64_t> pat64 = pat.ReinterpretCast<uint64_t>();  // repeat r's 64 bits at r * 4
     LocalTensor<int32_t> slot = lo_.ReinterpretCast<int32_t>();  // lo_ is free after the selection
-    ReduceEachRepeat<Reduce::kSum>(counts, Ones(kTaken, lanes), static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats),
-                                   1, 1, 8);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
     WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
-    WaitForPipe<HardEvent::V_S>();     // the counts and patterns
+    WaitForPipe<HardEvent::V_S>();     // the patterns
     const uint32_t w0 = vis - amct_stem::kWindow;
     SetPatternBits(pat, 0, amct_stem::kSink);
     SetPatternBits(pat, w0, amct_stem::kWindow);
     WaitForPipe<HardEvent::S_V>();  // the patterns, read by GatherMask
     uint32_t pos = 0;
     for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
-      const uint32_t first = r * kRepeatLanes, end = first + kRepeatLanes;
-      const uint32_t sink = r == 0 ? amct_stem::kSink : 0u;
-      const uint32_t window = w0 < end && vis > first ? Min(vis, end) - (w0 > first ? w0 : first) : 0u;
-      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r)) + sink + window;
+      const uint32_t first = r * kRepeatLanes;
+      const uint32_t kept = PopCount64(pat64.GetValue(r * 4));  // the sink and window bits included
       if (kept == 0) continue;
       uint64_t rsvd = 0;
       GatherMask(slot[first], ramp_[first], pat[r * 8], false, 0u, GatherMaskParams(1, 1, 8, 0), rsvd);
@@ -1007,7 +1013,7 @@ class StemIndexer {
       DataCopyPad(outGm_[out + pos], slot[first], DataCopyExtParams(1, k * 4, 0, 0, 0));
       pos += k;
     }
-    WaitForPipe<HardEvent::S_V>();  // counts is rewritten by the next row's reduction
+    WaitForPipe<HardEvent::S_V>();  // the patterns are rewritten by the next row's Gather
     return pos;
   }
 
@@ -1058,7 +1064,6 @@ class StemIndexer {
   TBuf<TPosition::VECCALC> maskBuf_[kMasks];
   TBuf<TPosition::VECCALC> partBuf_;
   TBuf<TPosition::VECCALC> part2Buf_;
-  TBuf<TPosition::VECCALC> countBuf_;
   TBuf<TPosition::VECCALC> patBuf_;
   TBuf<TPosition::VECCALC> patOffBuf_;
   TBuf<TPosition::VECCALC> seqBuf_;
