@@ -368,6 +368,22 @@ class IndependenceTest(unittest.TestCase):
                 with self.subTest(q=q, cores=cores), _sim.sim_platform(cores, 0):
                     assert_same(self, run_emulated(case, inputs), want, f"q={q} kv={kv} on {cores // 2} cube cores")
 
+    def test_sections_within_one_batch_across_core_counts(self):
+        """A section whose tiles all lie in one batch is cut by the kernel's own tile measure
+        over all 36 slots (not the plan's slot units): every tile still exactly once. B = 2 at
+        48K, Nk 2: section 0 spans both batches (the plan's split), section 1 is batch 1's second
+        kv head alone (the kernel's own, found from where section 0 ended); B = 1 is covered by
+        the 16K plan above."""
+        case = sc.Case("sections", None, None, causal=True)
+        inputs = sc.build([49152, 49152], [49152, 49152], Nk=2, seed=4)
+        words = metadata_for(inputs, True).tolist()
+        self.assertEqual(words[0], 2)
+        self.assertEqual((words[16 + 16 * 36], words[16 + 16 * 36 + 1]), (3, 0))  # section 1: bn2 3 = (b 1, n 1)
+        want = run_op(case, inputs)
+        for cores in (14, 64):
+            with self.subTest(cores=cores), _sim.sim_platform(cores, 0):
+                assert_same(self, run_emulated(case, inputs), want, f"two sections on {cores // 2} cube cores")
+
     def test_a25_one_and_two_threads(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()

@@ -577,6 +577,7 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4);  // the two levels of sums
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
   bytes += amct_stem::kLengthSlots * 32;           // the ring of length slots
+  bytes += amct_stem::kSlots * amct_stem::kRecordWords * 4;  // a section's records (the kernel's own share)
   return bytes;
 }
 
