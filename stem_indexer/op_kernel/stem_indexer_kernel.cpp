@@ -217,8 +217,8 @@ constexpr int32_t kFinishSpan = 3;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
 // Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
-// 32-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
-// than the 17-cycle scalar UB reads of more than 8 mask words.
+// 64-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
+// than the 17-cycle scalar UB reads of more than 4 mask words.
 constexpr uint32_t kScalarCountLanes = 256;
 
 // Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
@@ -873,9 +873,9 @@ class StemIndexer {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     if (lanes <= kScalarCountLanes) {
       WaitForPipe<HardEvent::V_S>();
-      LocalTensor<uint32_t> words = Mask(kAux).ReinterpretCast<uint32_t>();
+      LocalTensor<uint64_t> words = Mask(kAux).ReinterpretCast<uint64_t>();
       uint32_t count = 0;
-      for (uint32_t w = 0; w < lanes / 32; ++w) count += PopCount(words.GetValue(w));
+      for (uint32_t w = 0; w < lanes / 64; ++w) count += PopCount64(words.GetValue(w));
       WaitForPipe<HardEvent::S_V>();
       return count;
     }
