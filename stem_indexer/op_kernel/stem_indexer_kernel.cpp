@@ -231,7 +231,7 @@ struct RankHint {
 };
 // Rank's density-guided jump: at least this many lanes per digit value assumed, at most this
 // many values far.
-constexpr float kMinSlope = 0.25f;
+constexpr float kMinSlope = 0.0625f;
 constexpr float kMaxJump = 256.0f;
 // ... on searches over at least this many lanes (on fewer the density is too noisy a guide).
 constexpr uint32_t kMinJumpLanes = 128;
