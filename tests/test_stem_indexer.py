@@ -368,6 +368,22 @@ class IndependenceTest(unittest.TestCase):
                 with self.subTest(q=q, cores=cores), _sim.sim_platform(cores, 0):
                     assert_same(self, run_emulated(case, inputs), want, f"q={q} kv={kv} on {cores // 2} cube cores")
 
+    def test_sections_within_one_batch_across_core_counts(self):
+        """A section whose tiles all lie in one batch is cut by the kernel's own tile measure
+        over all 36 slots (not the plan's slot units): every tile still exactly once. B = 2 at
+        48K, Nk 2: section 0 spans both batches (the plan's split), section 1 is batch 1's second
+        kv head alone (the kernel's own, found from where section 0 ended); B = 1 is covered by
+        the 16K plan above."""
+        case = sc.Case("sections", None, None, causal=True)
+        inputs = sc.build([49152, 49152], [49152, 49152], Nk=2, seed=4)
+        words = metadata_for(inputs, True).tolist()
+        self.assertEqual(words[0], 2)
+        self.assertEqual((words[16 + 16 * 36], words[16 + 16 * 36 + 1]), (3, 0))  # section 1: bn2 3 = (b 1, n 1)
+        want = run_op(case, inputs)
+        for cores in (14, 64):
+            with self.subTest(cores=cores), _sim.sim_platform(cores, 0):
+                assert_same(self, run_emulated(case, inputs), want, f"two sections on {cores // 2} cube cores")
+
     def test_a25_one_and_two_threads(self):
         case = [c for c in sc.acceptance_cases() if c.name == "A25"][0]
         inputs = case.inputs()
@@ -483,6 +499,32 @@ class EmulatedKernelTest(unittest.TestCase):
             case = sc.Case("far", None, None, causal=False, topk_score_precision=precision)
             with self.subTest(precision=precision):
                 assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"far thresholds p{precision}")
+
+    def test_long_rows_of_few_distinct_keys(self):
+        """Rows of 1547 and 2040 candidates (vector counts; the scalar passes read the masks 64
+        bits at a time) whose scores lie on a lattice of 2^-20 near +1 and -1: few hi digits, each
+        split by many lo digits, and many equal keys. So the K-th key's hi bucket is split, its lo
+        bucket taken whole or in part (ties in index order), with the few lanes of a bracket in
+        either half of a 64-bit mask word; the one non-zero element of each query row differs, so
+        consecutive rows have other thresholds. Some NaN and infinite scores too. Both precisions
+        (precision 2 merges each sign's lattice into few bf16 values: long runs of ties)."""
+        g = torch.Generator().manual_seed(21)
+        qflat, kflat, vbias, ql, kl, _ = sc.build([128, 128], [262144, 199000], pattern="Z")
+        sign = torch.where(torch.rand(vbias.shape, generator=g) < 0.5, -1.0, 1.0)
+        for head, spread in ((0, 48), (1, 3)):
+            steps = torch.randint(0, spread + 1, vbias[:, head].shape, generator=g).float()
+            vbias[:, head] = sign[:, head] * (1 + steps * 2.0 ** -20)
+        # dot = q0 * k0 = m * 2^-14 (exact), so s = vbias + m * 2^-20: on the lattice, exact in fp32.
+        kflat[..., 0] = torch.randint(0, 4, kflat.shape[:3], generator=g).to(torch.bfloat16)
+        qflat[..., 0] = (torch.randint(0, 4, qflat.shape[:3], generator=g) * 2.0 ** -14).to(torch.bfloat16)
+        vbias[0, 0, 700:705] = float("nan")
+        vbias[1, 1, 900:903] = float("inf")
+        vbias[1, 0, 1000:1010] = -float("inf")
+        inputs = (qflat, kflat, vbias, ql, kl, None)
+        for precision in (1, 2):
+            case = sc.Case("lattice", None, None, causal=True, topk_score_precision=precision)
+            with self.subTest(precision=precision):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"lattice p{precision}")
 
     def test_r1_exact_against_sequential_scores(self):
         case = sc.random_cases()[0]

@@ -574,9 +574,10 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   bytes += 4 * groupRows * w;                      // the group's scores
   bytes += 4 * 4 * w;                              // hi, lo (also the emission slots), scratch, index ramp
   bytes += kMasks * (std::max(w, n) / 8);          // compare masks
-  bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4) + r32(repeats * 4);  // sums, counts
+  bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4);  // the two levels of sums
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
   bytes += amct_stem::kLengthSlots * 32;           // the ring of length slots
+  bytes += amct_stem::kSlots * amct_stem::kRecordWords * 4;  // a section's records (the kernel's own share)
   return bytes;
 }
 

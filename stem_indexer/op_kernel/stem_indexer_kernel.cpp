@@ -6,7 +6,9 @@
 // 36 cost-balanced slots; with A cube cores (MIX 1:2: the AIC and its two AIVs), core a takes the
 // slot units [36a / A, 36(a + 1) / A), cutting a slot at tile boundaries by the §6 cost (Section),
 // so that 32 cores do not run 36 slots as 4 cores running two (a section of fewer tiles than slots:
-// slot c on core c % A). The core's two vector blocks take the first ceil(rows / 2) rows of each
+// slot c on core c % A). A section within one batch is instead cut over all its slots by the
+// kernel's own tile measure (OwnTileCost: score chunks per vector core, Top-K and short rows),
+// which the §6 cost, blind to short rows, balances worse. The core's two vector blocks take the first ceil(rows / 2) rows of each
 // tile and the rest, or, for a tile of at most groupRows rows, the whole tile in turn. Records outside the grid (bn2 >= B * Nk, m >= Mt)
 // are skipped, so a foreign plan cannot make the kernel leave its outputs' rows.
 //
@@ -100,6 +102,17 @@ __aicore__ inline uint32_t LowestBit(uint32_t x) {
   if ((x & 0x3u) == 0) { n += 2; x >>= 2; }
   if ((x & 0x1u) == 0) { n += 1; }
   return n;
+}
+
+// Set bits of a 64-bit mask word.
+__aicore__ inline uint32_t PopCount64(uint64_t x) {
+  return PopCount(static_cast<uint32_t>(x)) + PopCount(static_cast<uint32_t>(x >> 32));
+}
+
+// Index of the lowest set bit of x != 0.
+__aicore__ inline uint32_t LowestBit64(uint64_t x) {
+  const uint32_t low = static_cast<uint32_t>(x);
+  return low != 0 ? LowestBit(low) : 32 + LowestBit(static_cast<uint32_t>(x >> 32));
 }
 
 // Index of the highest set bit of x != 0.
@@ -198,14 +211,14 @@ struct Kth {
 constexpr uint32_t kScalarFinish = 16;
 // On rows of more than kScalarCountLanes lanes (counted by vector reductions), a bracket of few
 // lanes ends with that scalar pass only when it spans more than 2^kFinishSpan values: the pass
-// reads every mask word of the row (17 cycles each), about kFinishSpan counts' worth at 1024
-// lanes; a narrower bracket is bisected.
+// reads the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, about two
+// counts' worth at 1024 lanes; a narrower bracket is bisected.
 constexpr int32_t kFinishSpan = 3;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
 // Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
-// 32-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
-// than the 17-cycle scalar UB reads of more than 8 mask words.
+// 64-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
+// than the 17-cycle scalar UB reads of more than 4 mask words.
 constexpr uint32_t kScalarCountLanes = 256;
 
 // Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
@@ -218,7 +231,7 @@ struct RankHint {
 };
 // Rank's density-guided jump: at least this many lanes per digit value assumed, at most this
 // many values far.
-constexpr float kMinSlope = 0.25f;
+constexpr float kMinSlope = 0.0625f;
 constexpr float kMaxJump = 256.0f;
 // ... on searches over at least this many lanes (on fewer the density is too noisy a guide).
 constexpr uint32_t kMinJumpLanes = 128;
@@ -230,9 +243,15 @@ struct GroupRow {
   uint32_t K;
 };
 
-// The lengths of one batch, clamped (§3: the kernel must stay in bounds whatever they are).
+// The lengths of one batch, clamped (§3: the kernel must stay in bounds whatever they are), and
+// the first s1 of a Top-K row (OwnTileCost's estimate).
 struct Lengths {
   int64_t Qb, Kb, P;
+  int64_t firstTopk;
+};
+
+struct SlotRange {
+  int64_t bn2, m, bn2End, mEnd;
 };
 
 // The score matmul of a group: its query rows (bf16, rows of qflat at one stride) times the chunk's
@@ -280,10 +299,10 @@ class StemIndexer {
     const uint32_t repeats = w / kRepeatLanes;
     pipe->InitBuffer(partBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
-    pipe->InitBuffer(countBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
     pipe->InitBuffer(seqBuf_, amct_stem::kLengthSlots * 32);
+    pipe->InitBuffer(recBuf_, amct_stem::kSlots * amct_stem::kRecordWords * 4);
     hi_ = hiBuf_.Get<float>();
     s_ = sBuf_.Get<float>();
     lo_ = loBuf_.Get<float>();
@@ -340,7 +359,9 @@ class StemIndexer {
     const int64_t qb = BlocksOf(qLenGm_.GetValue(b));
     const int64_t kb = BlocksOf(kvLenGm_.GetValue(b));
     const int64_t maxQb = t_.maxQb, maxKb = t_.maxKb;
-    return Lengths{qb < maxQb ? qb : maxQb, kb < maxKb ? kb : maxKb, BlocksOf(promptGm_.GetValue(b))};
+    Lengths l{qb < maxQb ? qb : maxQb, kb < maxKb ? kb : maxKb, BlocksOf(promptGm_.GetValue(b)), 0};
+    l.firstTopk = FirstTopkRow(l);
+    return l;
   }
 
   // m tiles of item bn2.
@@ -355,12 +376,20 @@ class StemIndexer {
   // the §6 cost, the plan's own measure) lies inside. So every tile goes to exactly one core, and
   // no core runs two whole slots while others run one (36 slots on 32 cores). A section of fewer
   // tiles than slots (its last record empty: it ends at (0, 0)) has one tile per used slot: slot
-  // c then runs on core c mod A.
+  // c then runs on core c mod A. A section within one batch (one set of lengths: the walks read
+  // them once) is instead cut by the kernel's own measure (OwnTileCost) over all its slots.
   __aicore__ inline void Section(int64_t s) {
     const uint64_t A = t_.aicNum, S = amct_stem::kSlots;
     const uint64_t lastRec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (S * s + S - 1);
-    if (Word(lastRec + 3) == 0 && Word(lastRec + 4) == 0) {
+    const int64_t endBn2 = Word(lastRec + 3), endM = Word(lastRec + 4);
+    const int64_t previousEnd = previousEnd_;
+    previousEnd_ = endBn2;
+    if (endBn2 == 0 && endM == 0) {
       for (uint32_t c = aic_; c < S; c += t_.aicNum) Slot(s, c, true);
+      return;
+    }
+    if (WithinOneBatch(s, previousEnd, endBn2, endM) && LoadRecords(s)) {
+      OwnShare();
       return;
     }
     const uint64_t first = aic_ * S / A, last = ((aic_ + 1) * S - 1) / A;
@@ -370,31 +399,83 @@ class StemIndexer {
     }
   }
 
+  __aicore__ inline SlotRange RangeOf(int64_t s, uint32_t c) {
+    const uint64_t rec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (amct_stem::kSlots * s + c);
+    return SlotRange{Word(rec + 0), Word(rec + 1), Word(rec + 3), Word(rec + 4)};
+  }
+
+  // Whether every tile of section s lies in one batch: from the first slot's start to the last
+  // tile before the last slot's (exclusive) end (endBn2, endM). The section starts where the
+  // previous one ended (the plan's sections are consecutive; in a foreign plan this only picks a
+  // worse measure), so only section 0 reads its start from GM.
+  __aicore__ inline bool WithinOneBatch(int64_t s, int64_t previousEnd, int64_t endBn2, int64_t endM) {
+    if (endBn2 < 0 || endM < 0) return false;
+    if (t_.batch == 1) return true;
+    const int64_t firstBn2 =
+        s > 0 ? previousEnd : Word(amct_stem::kHeaderWords + amct_stem::kRecordWords * amct_stem::kSlots * s);
+    if (firstBn2 < 0) return false;
+    const int64_t lastBn2 = endM > 0 ? endBn2 : endBn2 - 1;
+    return lastBn2 >= firstBn2 && firstBn2 / t_.kvHeads == lastBn2 / t_.kvHeads;
+  }
+
+  // Section s's records into UB (one DMA; OwnShare reads them twice, at the scalar unit's UB
+  // cost instead of a GM read each). False when the metadata is too short to hold them all.
+  __aicore__ inline bool LoadRecords(int64_t s) {
+    const uint32_t words = amct_stem::kRecordWords * amct_stem::kSlots;
+    const uint64_t first = amct_stem::kHeaderWords + static_cast<uint64_t>(words) * s;
+    if (first + words > t_.metadataWords) return false;
+    WaitForPipe<HardEvent::S_MTE2>();  // the previous section's reads are done
+    DataCopy(recBuf_.Get<int32_t>(), metaGm_[first], words);
+    WaitForPipe<HardEvent::MTE2_S>();
+    return true;
+  }
+
+  // Slot c's range in the records LoadRecords copied.
+  __aicore__ inline SlotRange LoadedRange(uint32_t c) {
+    const LocalTensor<int32_t> rec = recBuf_.Get<int32_t>()[c * amct_stem::kRecordWords];
+    return SlotRange{rec.GetValue(0), rec.GetValue(1), rec.GetValue(3), rec.GetValue(4)};
+  }
+
+  // The tiles of all kSlots loaded records whose middle, by OwnTileCost over the whole section,
+  // lies in this core's share [a / A, (a + 1) / A) of it. Every core sums the same costs in the
+  // same order, so every tile still goes to exactly one core.
+  __aicore__ inline void OwnShare() {
+    SlotRange ranges[amct_stem::kSlots];
+    int64_t total = 0;
+    for (uint32_t c = 0; c < amct_stem::kSlots; ++c) {
+      ranges[c] = LoadedRange(c);
+      if (ranges[c].bn2 >= 0 && ranges[c].m >= 0) total += Walk(ranges[c], Pass::kCost, 0, 0, true);
+    }
+    if (total <= 0) return;
+    int64_t before = 0;
+    for (uint32_t c = 0; c < amct_stem::kSlots; ++c) {
+      if (ranges[c].bn2 >= 0 && ranges[c].m >= 0) before += Walk(ranges[c], Pass::kRunShare, before, total, true);
+    }
+  }
+
   // The tiles of record (section s, slot c), lexicographic from its start to its (exclusive) end:
   // all of them when `whole`, else this core's part of them (Section).
   __aicore__ inline void Slot(int64_t s, uint32_t c, bool whole) {
-    const uint64_t rec = amct_stem::kHeaderWords + amct_stem::kRecordWords * (amct_stem::kSlots * s + c);
-    const SlotRange range{Word(rec + 0), Word(rec + 1), Word(rec + 3), Word(rec + 4)};
+    const SlotRange range = RangeOf(s, c);
     if (range.bn2 < 0 || range.m < 0) return;
     if (whole) {
-      Walk(range, Pass::kRunAll, c, 0);
+      Walk(range, Pass::kRunAll, 0, 0, false);
       return;
     }
-    const int64_t total = Walk(range, Pass::kCost, c, 0);
-    if (total > 0) Walk(range, Pass::kRunShare, c, total);
+    const int64_t total = Walk(range, Pass::kCost, 0, 0, false);
+    // Slot c's tiles lie in units [c, c + 1) of the kSlots slots: before = c * total of a grand total kSlots * total.
+    if (total > 0) Walk(range, Pass::kRunShare, c * total, amct_stem::kSlots * total, false);
   }
 
-  struct SlotRange {
-    int64_t bn2, m, bn2End, mEnd;
-  };
   enum class Pass { kRunAll, kCost, kRunShare };
 
-  // One pass over the tiles of slot c's range: runs them all, or sums their costs, or runs those
-  // whose middle (2 * (c + prefix cost / total)) lies in this core's units. Returns the cost sum
-  // (0 for kRunAll).
-  __aicore__ inline int64_t Walk(const SlotRange& w, Pass pass, uint32_t c, int64_t total) {
+  // One pass over the tiles of a range: runs them all, or sums their costs (the §6 cost, or with
+  // `own` OwnTileCost), or runs those whose middle (before + prefix cost + half their own, of a
+  // grand total) lies in this core's share [a / A, (a + 1) / A). Returns the cost sum (0 for
+  // kRunAll).
+  __aicore__ inline int64_t Walk(const SlotRange& w, Pass pass, int64_t before, int64_t grand, bool own) {
     const int64_t items = static_cast<int64_t>(t_.batch) * t_.kvHeads;
-    const uint64_t A = t_.aicNum, S = amct_stem::kSlots, T = static_cast<uint64_t>(total);
+    const uint64_t A = t_.aicNum, T = static_cast<uint64_t>(grand), B0 = static_cast<uint64_t>(before);
     int64_t bn2 = w.bn2, m = w.m, cost = 0;
     while (bn2 < items && (bn2 < w.bn2End || (bn2 == w.bn2End && m < w.mEnd))) {
       const uint32_t b = static_cast<uint32_t>(bn2 / t_.kvHeads);
@@ -403,10 +484,10 @@ class StemIndexer {
       if (m < mt) {
         bool run = pass == Pass::kRunAll;
         if (pass != Pass::kRunAll) {
-          const int64_t tc = TileCost(static_cast<uint64_t>(m), l);
+          const int64_t tc = own ? OwnTileCost(static_cast<uint64_t>(m), l) : TileCost(static_cast<uint64_t>(m), l);
           if (pass == Pass::kRunShare) {
-            const uint64_t mid2 = 2 * c * T + 2 * static_cast<uint64_t>(cost) + static_cast<uint64_t>(tc);
-            run = A * mid2 >= 2 * aic_ * S * T && A * mid2 < 2 * (aic_ + 1) * S * T;
+            const uint64_t mid2 = 2 * B0 + 2 * static_cast<uint64_t>(cost) + static_cast<uint64_t>(tc);
+            run = A * mid2 >= 2 * aic_ * T && A * mid2 < 2 * (aic_ + 1) * T;
           }
           cost += tc;
         }
@@ -419,6 +500,53 @@ class StemIndexer {
       }
     }
     return cost;
+  }
+
+  // The kernel's own estimate of tile m's time on its cube core, in vector-core cycles of the
+  // cost model: ~24K per score chunk request of a group (21-26K at 32K-128K causal prefill), and
+  // 500 per Top-K row, 100 per short row. Unlike the §6 cost it gives a tile of short rows only
+  // their row writes, and a tile's chunks per vector core: a split tile's chunks are requested by
+  // both vector cores, its rows shared (the sum is twice the core's time); a tile of at most one
+  // group goes whole to one of them in turn. (The rows' selection, ~1000-2000 cycles each in the
+  // model's profile, weighed at 1000-2500 per row or per 64 lanes, balanced no better: 128K
+  // 1039-1042 us.)
+  __aicore__ inline int64_t OwnTileCost(uint64_t m, const Lengths& l) {
+    constexpr int64_t kChunkCost = 24000, kRowCost = 500, kShortCost = 100;
+    const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
+    const uint64_t r0 = m * amct_stem::kMTile;
+    const uint64_t r1 = rows - r0 < amct_stem::kMTile ? rows : r0 + amct_stem::kMTile;
+    const int64_t topk = TopkRowsBefore(r1, l) - TopkRowsBefore(r0, l);
+    const int64_t shortRows = static_cast<int64_t>(r1 - r0) - topk;
+    if (topk <= 0) return shortRows * kShortCost;
+    const uint64_t qb = static_cast<uint64_t>(l.Qb);
+    const uint64_t s1Max = (r1 - 1) / qb != r0 / qb ? qb - 1 : (r1 - 1) % qb;
+    const int64_t vis = VisibleBlocks(static_cast<int64_t>(s1Max), l);  // the widest row
+    const int64_t chunks = (vis + kChunk - 1) / kChunk;
+    const bool whole = !split_ || r1 - r0 <= t_.groupRows;
+    return chunks * kChunkCost * (whole ? 1 : 2) + topk * kRowCost + shortRows * kShortCost;
+  }
+
+  // Top-K rows among the group-major rows [0, r) of a batch: those with s1 >= l.firstTopk.
+  __aicore__ inline int64_t TopkRowsBefore(uint64_t r, const Lengths& l) {
+    const int64_t qb = l.Qb, f = l.firstTopk;
+    const int64_t heads = static_cast<int64_t>(r) / qb, rest = static_cast<int64_t>(r) % qb;
+    return heads * (qb - f) + (rest > f ? rest - f : 0);
+  }
+
+  // The first s1 whose row is a Top-K row (vis > K + kSink + kWindow), or Qb: vis - K does not
+  // fall as s1 grows (vis grows, K does not), so a bisection finds it.
+  __aicore__ inline int64_t FirstTopkRow(const Lengths& l) {
+    int64_t lo = 0, hi = l.Qb;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      const int64_t vis = VisibleBlocks(mid, l);
+      if (vis > TopkBudget(l.P, mid, l.Qb, l.Kb, t_) + amct_stem::kSink + amct_stem::kWindow) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
   }
 
   // The §6 cost of tile m (amct_stem::TileCost, the metadata's measure) from its widest row.
@@ -690,13 +818,6 @@ class StemIndexer {
     Select(lo_, Mask(kNegative), scratch_, lo_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
   }
 
-  // scratch_ = 1 where Mask(slot) is set, else 0.
-  __aicore__ inline LocalTensor<float> Ones(uint32_t slot, uint32_t lanes) {
-    Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
-    Select(scratch_, Mask(slot), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    return scratch_;
-  }
-
   // The sum (of 0/1 values: exact in fp32), largest or smallest of x[0, lanes): one reduction per
   // repeat, then per 64 repeats, and the scalar unit combines the last few.
   template <Reduce kind>
@@ -752,9 +873,9 @@ class StemIndexer {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     if (lanes <= kScalarCountLanes) {
       WaitForPipe<HardEvent::V_S>();
-      LocalTensor<uint32_t> words = Mask(kAux).ReinterpretCast<uint32_t>();
+      LocalTensor<uint64_t> words = Mask(kAux).ReinterpretCast<uint64_t>();
       uint32_t count = 0;
-      for (uint32_t w = 0; w < lanes / 32; ++w) count += PopCount(words.GetValue(w));
+      for (uint32_t w = 0; w < lanes / 64; ++w) count += PopCount64(words.GetValue(w));
       WaitForPipe<HardEvent::S_V>();
       return count;
     }
@@ -807,7 +928,7 @@ class StemIndexer {
     int32_t step = 1;
     while (lo < hi) {
       if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
-        return Finish(v, lo, hi, need, above, lanes);
+        return Finish(v, lo, hi, need, above, atLeast - above, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
@@ -854,21 +975,23 @@ class StemIndexer {
     return Kth{lo, above, atLeast};
   }
 
-  // The few lanes with lo <= v <= hi, read by the scalar unit: the (need - above)-th largest of
-  // their values is the threshold.
+  // The `inside` (<= kScalarFinish) lanes with lo <= v <= hi, read by the scalar unit: the
+  // (need - above)-th largest of their values is the threshold. The mask is read 64 bits at a
+  // time, and only up to the word holding the last of them.
   __aicore__ inline Kth Finish(const LocalTensor<float>& v, int32_t lo, int32_t hi, uint32_t need, uint32_t above,
-                               uint32_t lanes) {
+                               uint32_t inside, uint32_t lanes) {
     Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
     Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);
     AndMask(kAux, kNegative, lanes);
     WaitForPipe<HardEvent::V_S>();
     float vals[kScalarFinish];
     uint32_t m = 0;
-    LocalTensor<uint32_t> bits = Mask(kAux).ReinterpretCast<uint32_t>();
-    for (uint32_t w = 0; w < lanes / 32 && m < kScalarFinish; ++w) {
-      uint32_t word = bits.GetValue(w);
+    const uint32_t wanted = inside < kScalarFinish ? inside : kScalarFinish;
+    LocalTensor<uint64_t> bits = Mask(kAux).ReinterpretCast<uint64_t>();
+    for (uint32_t w = 0; w < lanes / 64 && m < wanted; ++w) {
+      uint64_t word = bits.GetValue(w);
       while (word != 0 && m < kScalarFinish) {
-        const uint32_t j = w * 32 + LowestBit(word);
+        const uint32_t j = w * 64 + LowestBit64(word);
         word &= word - 1u;
         const float x = v.GetValue(j);  // insertion, descending
         uint32_t at = m++;
@@ -925,6 +1048,11 @@ class StemIndexer {
     if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
     const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes, hi_);  // hi_ is no longer needed
     const float tl = static_cast<float>(l.threshold);
+    if (l.atLeast == need) {  // the K-th key's lanes are all taken: no ties to order
+      Compares(Mask(kAux), lo_, tl, CMPMODE::GE, lanes);  // lo_ is -1 outside the bucket, tl >= 0
+      OrMask(kTaken, kAux, lanes);
+      return 0;
+    }
     Compares(Mask(kAux), lo_, tl, CMPMODE::GT, lanes);
     OrMask(kTaken, kAux, lanes);
     Compares(Mask(kTie), lo_, tl, CMPMODE::EQ, lanes);
@@ -934,14 +1062,14 @@ class StemIndexer {
   // Adds the first `ties` lanes of kTie (index order) to kTaken, on the scalar unit.
   __aicore__ inline void TakeTies(uint32_t ties, uint32_t lanes) {
     WaitForPipe<HardEvent::V_S>();
-    LocalTensor<uint32_t> taken = Mask(kTaken).ReinterpretCast<uint32_t>();
-    LocalTensor<uint32_t> tie = Mask(kTie).ReinterpretCast<uint32_t>();
-    for (uint32_t w = 0; w < lanes / 32 && ties > 0; ++w) {
-      uint32_t t = tie.GetValue(w);
+    LocalTensor<uint64_t> taken = Mask(kTaken).ReinterpretCast<uint64_t>();
+    LocalTensor<uint64_t> tie = Mask(kTie).ReinterpretCast<uint64_t>();
+    for (uint32_t w = 0; w < lanes / 64 && ties > 0; ++w) {  // 64 mask bits per scalar read
+      uint64_t t = tie.GetValue(w);
       if (t == 0) continue;
-      uint32_t word = taken.GetValue(w);
+      uint64_t word = taken.GetValue(w);
       while (t != 0 && ties > 0) {
-        const uint32_t low = t & (~t + 1u);
+        const uint64_t low = t & (~t + 1u);
         word |= low;
         t ^= low;
         --ties;
@@ -977,28 +1105,24 @@ class StemIndexer {
   // patterns and their number to the counts) into the output row at `out`, at most `limit`
   // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
   // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
-  // previous ones, in one pass over the per-repeat counts (one scalar read each; the V_MTE3 flags
-  // stall no scalar work).
+  // previous ones, in one pass over the patterns (one 64-bit scalar read each, whose popcount is
+  // the repeat's count; the V_MTE3 flags stall no scalar work).
   __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t vis, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
-    LocalTensor<float> counts = countBuf_.Get<float>();
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
+    LocalTensor<uint64_t> pat64 = pat.ReinterpretCast<uint64_t>();  // repeat r's 64 bits at r * 4
     LocalTensor<int32_t> slot = lo_.ReinterpretCast<int32_t>();  // lo_ is free after the selection
-    ReduceEachRepeat<Reduce::kSum>(counts, Ones(kTaken, lanes), static_cast<int32_t>(kRepeatLanes), static_cast<int32_t>(repeats),
-                                   1, 1, 8);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
     WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
-    WaitForPipe<HardEvent::V_S>();     // the counts and patterns
+    WaitForPipe<HardEvent::V_S>();     // the patterns
     const uint32_t w0 = vis - amct_stem::kWindow;
     SetPatternBits(pat, 0, amct_stem::kSink);
     SetPatternBits(pat, w0, amct_stem::kWindow);
     WaitForPipe<HardEvent::S_V>();  // the patterns, read by GatherMask
     uint32_t pos = 0;
     for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
-      const uint32_t first = r * kRepeatLanes, end = first + kRepeatLanes;
-      const uint32_t sink = r == 0 ? amct_stem::kSink : 0u;
-      const uint32_t window = w0 < end && vis > first ? Min(vis, end) - (w0 > first ? w0 : first) : 0u;
-      const uint32_t kept = static_cast<uint32_t>(counts.GetValue(r)) + sink + window;
+      const uint32_t first = r * kRepeatLanes;
+      const uint32_t kept = PopCount64(pat64.GetValue(r * 4));  // the sink and window bits included
       if (kept == 0) continue;
       uint64_t rsvd = 0;
       GatherMask(slot[first], ramp_[first], pat[r * 8], false, 0u, GatherMaskParams(1, 1, 8, 0), rsvd);
@@ -1007,7 +1131,7 @@ class StemIndexer {
       DataCopyPad(outGm_[out + pos], slot[first], DataCopyExtParams(1, k * 4, 0, 0, 0));
       pos += k;
     }
-    WaitForPipe<HardEvent::S_V>();  // counts is rewritten by the next row's reduction
+    WaitForPipe<HardEvent::S_V>();  // the patterns are rewritten by the next row's Gather
     return pos;
   }
 
@@ -1031,12 +1155,13 @@ class StemIndexer {
   bool split_ = true;     // two vector blocks share each tile
   uint64_t walked_ = 0;  // tiles of this cube core's walk so far
   uint64_t biasOffset_ = 0;
-  Lengths lengths_{0, 0, 0};  // CachedLengths
+  Lengths lengths_{0, 0, 0, 0};  // CachedLengths
   uint32_t lengthsB_ = 0;
   bool lengthsValid_ = false;
   GroupRow group_[amct_stem::kMaxGroupRows];
   uint32_t count_ = 0;
   uint32_t lengthSlot_ = 0;  // WriteLength's next slot
+  int64_t previousEnd_ = 0;  // the bn2 where the previous section's last record ends
   RankHint hiHint_;          // the last row's hi search (Choose)
   __gm__ bfloat16_t* qBase_ = nullptr;
   __gm__ bfloat16_t* kBase_ = nullptr;
@@ -1058,10 +1183,10 @@ class StemIndexer {
   TBuf<TPosition::VECCALC> maskBuf_[kMasks];
   TBuf<TPosition::VECCALC> partBuf_;
   TBuf<TPosition::VECCALC> part2Buf_;
-  TBuf<TPosition::VECCALC> countBuf_;
   TBuf<TPosition::VECCALC> patBuf_;
   TBuf<TPosition::VECCALC> patOffBuf_;
   TBuf<TPosition::VECCALC> seqBuf_;
+  TBuf<TPosition::VECIN> recBuf_;
   LocalTensor<float> hi_;
   LocalTensor<float> s_;
   LocalTensor<float> lo_;
