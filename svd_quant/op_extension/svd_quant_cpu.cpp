@@ -145,8 +145,11 @@ struct Rounder<amct_mxfp4::kRound> {  // nearest, ties away: a >= each midpoint
   // capped at 7. Below 1 the same expression is at most the true index (it rounds to the
   // binade's grid, finer than 0, 0.5, 1), which the two lowest midpoints count: the larger of
   // the two is the index everywhere (from 1 up both midpoints are passed, 2 <= the first).
+  // (bits + 2^21) >> 22 is computed as ((bits >> 1) + 2^20) >> 21, the same value for every int32
+  // (the dropped bit cannot carry: 2^21 is even) without the signed overflow the plain sum has
+  // for the bits of a masked NaN (>= 0x7FE00000), undefined behaviour in the portable copy.
   static VecI index(const VecI& aBits, const VecI& /*negative*/) {
-    const VecI fromOne = ((aBits + VecI(1 << 21)) >> VecI(22)) - VecI(252);
+    const VecI fromOne = (((aBits >> VecI(1)) + VecI(1 << 20)) >> VecI(21)) - VecI(252);
     const VecI belowOne = VecI(2) + below(aBits, floatToBits(0.25f)) + below(aBits, floatToBits(0.75f));
     return at::vec::minimum(at::vec::maximum(fromOne, belowOne), VecI(7));
   }
