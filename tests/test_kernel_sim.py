@@ -896,7 +896,7 @@ class SimCastTest(_ProgramTest):
 @unittest.skipUnless(os.environ.get("AMCT_PERF_TESTS") == "1",
                      "timing checks run only with AMCT_PERF_TESTS=1: the default suite has no timed tests")
 class SimPerfTest(unittest.TestCase):
-    """Speed (the sim is the CPU backend): scalar LUT loop, vector ops, DMA + race check on 16M."""
+    """Speed (the sim runs the emulated kernels): scalar LUT loop, vector ops, DMA + race check on 16M."""
 
     def test_speed(self):
         _prebuild()

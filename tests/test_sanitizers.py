@@ -10,10 +10,9 @@ report on stderr. The kernel sim's own guards (UB bounds, alignment, sync) stay 
 
 The subset per operator: golden vectors, errors, odd shapes / strides / empties, the
 independence checks (small UB, 1/3/8 cores) and a fuzz class. The element-wise ops' CPU kernels
-are native C++ compiled once per SIMD capability (each copy instrumented): for the HiFloat8 and
-HiFloat4 ops the subset forces every copy this CPU can run (portable, AVX2, AVX-512), and it
-calls the ``.out`` overload of every element-wise op (MXFP4 included, on the detected copy);
-see ``SUBSET``.
+are native C++ compiled once per SIMD capability (each copy instrumented): for the HiFloat8,
+HiFloat4 and MXFP4 ops the subset forces every copy this CPU can run (portable, AVX2, AVX-512),
+and it calls the ``.out`` overload of every element-wise op; see ``SUBSET``.
 
 Run alone: ``python -m pytest tests/test_sanitizers.py`` (a few minutes: it compiles).
 Skipped with AMCT_SKIP_SANITIZERS=1.

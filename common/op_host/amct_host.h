@@ -95,7 +95,7 @@ struct PlatformFacts {
   uint64_t ubBytes;
 };
 
-// The CPU backend's facts: what the kernel sim emulates (overridable by tests), for the build's
+// The kernel sim's facts: what it emulates (overridable by tests), for the build's
 // arch, or for __NPU_ARCH__ arch (the host code of a dav-3510 kernel in a dav-2201 build).
 PlatformFacts simPlatformFacts();
 PlatformFacts simPlatformFacts(int arch);

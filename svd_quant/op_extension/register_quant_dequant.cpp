@@ -29,9 +29,7 @@ at::Tensor emulated(const at::Tensor& x, int64_t blockSize, double invScaleFacto
 // The two public overloads, called below autograd by the straight-through kernels.
 struct FlatForward {
   static at::Tensor call(const at::Tensor& x, double invScaleFactorScale) {
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("amct::quant_dequant_mxfp4", "")
-                               .typed<at::Tensor(const at::Tensor&, double)>();
+    static const auto op = amct::functionalOp<at::Tensor(const at::Tensor&, double)>("amct::quant_dequant_mxfp4");
     return op.call(x, invScaleFactorScale);
   }
 };

@@ -1,4 +1,4 @@
-// Kernel sim speed (the sim is also the CPU backend). Prints "PERF <name> <value> <unit>" and
+// Kernel sim speed (the sim runs every emulated kernel of the test suite). Prints "PERF <name> <value> <unit>" and
 // PASS/FAIL against generous bounds (the machine may be busy); built with -O2.
 #include <chrono>
 

@@ -1,4 +1,4 @@
-"""Control of the kernel sim, the CPU backend that runs the AscendC kernels.
+"""Control of the kernel sim, which runs the AscendC kernels on the CPU (the ``_<op>_emulated`` ops).
 
 The sim reports the target SOC's platform facts to the host tiling code: the AIV core count
 (default 40) and the UB bytes per core (196608 on dav-2201, 253952 on dav-3510). Tests
@@ -12,7 +12,7 @@ import torch
 
 
 def get_platform(arch=None):
-    """(aiv_cores, ub_bytes) the CPU backend currently reports to the tiling code of a kernel of
+    """(aiv_cores, ub_bytes) the kernel sim currently reports to the tiling code of a kernel of
     ``arch`` (2201 or 3510; default: the build's arch)."""
     cores, ub_bytes = torch.ops.amct._sim_get_platform(int(arch or 0))
     return int(cores), int(ub_bytes)

@@ -55,4 +55,3 @@ def hifloat8_fake_quant(x, *, out=None):
     if out is None:
         return torch.ops.amct.hifloat8_fake_quant(x)
     return torch.ops.amct.hifloat8_fake_quant.out(x, out=out)
-

@@ -78,4 +78,3 @@ def quant_dequant_mxfp4(x, block_size=32, inv_scale_factor_scale=1.0):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"quant_dequant_mxfp4: x must be a torch.Tensor, got {type(x).__name__}")
     return torch.ops.amct.quant_dequant_mxfp4.last_dim(x, block_size, inv_scale_factor_scale)
-
