@@ -60,6 +60,18 @@ def _repeated(pattern, n):
     return pattern.repeat(reps)[:n]
 
 
+def _random_packed(seed, scale_bytes):
+    """BIG 4-bit codes as rows of 2^14 (a repeated random byte pattern, two codes a byte) and
+    random scale bytes, `scale_bytes` per 64-element block: (rows, k, codes, scales)."""
+    gen = torch.Generator().manual_seed(seed)
+    k = 1 << 14
+    rows = BIG // k
+    byte_pattern = torch.randint(0, 256, (PATTERN,), generator=gen, dtype=torch.int32).to(torch.uint8)
+    codes = _repeated(byte_pattern, BIG // 2).view(rows, k // 2)
+    scales = torch.randint(0, 256, (rows, k // 64, scale_bytes), generator=gen, dtype=torch.int32).to(torch.uint8)
+    return rows, k, codes, scales
+
+
 def _windows(n, width):
     """Slices to check: start, across element 2^31 (and 2^32 when present), end."""
     mid = (1 << 31) - width // 2
@@ -226,12 +238,7 @@ class TestMoreThan2e31Elements(unittest.TestCase):
         overload into a preallocated bf16 tensor (4.3 GB)."""
         self.require_memory(7)
         ref = _reference("hifloat4_cast", "hifloat4_unpack_ref")
-        gen = torch.Generator().manual_seed(40)
-        k = 1 << 14
-        rows = BIG // k
-        byte_pattern = torch.randint(0, 256, (PATTERN,), generator=gen, dtype=torch.int32).to(torch.uint8)
-        value = _repeated(byte_pattern, BIG // 2).view(rows, k // 2)
-        scale = torch.randint(0, 256, (rows, k // 64, 4), generator=gen, dtype=torch.int32).to(torch.uint8)
+        rows, k, value, scale = _random_packed(40, 4)
         out = torch.empty(rows, k, dtype=torch.bfloat16)
         self.assertIs(torch.ops.amct.hifloat4_unpack.out(scale, value, torch.bfloat16, out=out), out)
         for r in (0, (1 << 31) // k - 1, (1 << 31) // k, rows - 1):
@@ -245,12 +252,7 @@ class TestMoreThan2e31Elements(unittest.TestCase):
         elements dequantized to bf16 (4.3 GB)."""
         self.require_memory(7)
         ref = _reference("svd_quant", "mxfp4_dequantize_ref")
-        gen = torch.Generator().manual_seed(41)
-        k = 1 << 14
-        rows = BIG // k
-        byte_pattern = torch.randint(0, 256, (PATTERN,), generator=gen, dtype=torch.int32).to(torch.uint8)
-        codes = _repeated(byte_pattern, BIG // 2).view(rows, k // 2)
-        scales = torch.randint(0, 256, (rows, k // 64, 2), generator=gen, dtype=torch.int32).to(torch.uint8)
+        rows, k, codes, scales = _random_packed(41, 2)
         y = torch.ops.amct.mxfp4_dequantize(codes, scales, None)
         self.assertEqual((y.dtype, tuple(y.shape)), (torch.bfloat16, (rows, k)))
         for r in (0, (1 << 31) // k - 1, (1 << 31) // k, rows - 1):

@@ -67,25 +67,25 @@ Capability capabilityFromName(const std::string& name);  // RuntimeError listing
 void notePicked(Capability c);
 Capability lastPicked();
 
-template <class Table>
-const Table& pickTable(const Table& portable, const Table* avx2, const Table* avx512) {
+// The copy for the active capability: the best one compiled at or below it.
+inline Capability capabilityToRun(bool haveAvx2, bool haveAvx512) {
   switch (activeCapability()) {
     case Capability::kAvx512:
-      if (avx512) {
-        notePicked(Capability::kAvx512);
-        return *avx512;
-      }
+      if (haveAvx512) return Capability::kAvx512;
       [[fallthrough]];
     case Capability::kAvx2:
-      if (avx2) {
-        notePicked(Capability::kAvx2);
-        return *avx2;
-      }
+      if (haveAvx2) return Capability::kAvx2;
       [[fallthrough]];
     default:
-      notePicked(Capability::kDefault);
-      return portable;
+      return Capability::kDefault;
   }
+}
+
+template <class Table>
+const Table& pickTable(const Table& portable, const Table* avx2, const Table* avx512) {
+  const Capability picked = capabilityToRun(avx2 != nullptr, avx512 != nullptr);
+  notePicked(picked);
+  return picked == Capability::kAvx512 ? *avx512 : picked == Capability::kAvx2 ? *avx2 : portable;
 }
 
 }  // namespace cpu

@@ -82,11 +82,11 @@ auto callFunctional(const c10::TypedOperatorHandle<Signature>& op, const Args&..
   return op.call(functionalArg(args)...);
 }
 
-// The typed handle of the functional overload of a registered op ("amct::<op>"), for calls
-// through the dispatcher.
+// The typed handle of a registered op ("amct::<op>", its overload "" or e.g. "last_dim"), for
+// calls through the dispatcher.
 template <typename Signature>
-c10::TypedOperatorHandle<Signature> functionalOp(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+c10::TypedOperatorHandle<Signature> functionalOp(const char* name, const char* overload = "") {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload).typed<Signature>();
 }
 
 // The facts a tiling is computed from: vector (AIV) core count and UB bytes per core.

@@ -35,9 +35,8 @@ struct FlatForward {
 };
 struct LastDimForward {
   static at::Tensor call(const at::Tensor& x, int64_t blockSize, double invScaleFactorScale) {
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("amct::quant_dequant_mxfp4", "last_dim")
-                               .typed<at::Tensor(const at::Tensor&, int64_t, double)>();
+    static const auto op =
+        amct::functionalOp<at::Tensor(const at::Tensor&, int64_t, double)>("amct::quant_dequant_mxfp4", "last_dim");
     return op.call(x, blockSize, invScaleFactorScale);
   }
 };
