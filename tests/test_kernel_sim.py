@@ -1341,7 +1341,8 @@ class SimCubeDataPathTest(_ProgramTest):
     def test_capacities_and_positions(self):
         self.assertChecks(["cube_guard_l0a_over_capacity", "cube_l0a_full_capacity_ok", "cube_guard_l1_shared_over_capacity",
                            "cube_l0c_capacity_per_arch", "cube_guard_cube_position_on_aiv",
-                           "cube_guard_cube_position_in_vector_launch", "cube_guard_cube_event_on_aiv"])
+                           "cube_guard_cube_position_in_vector_launch", "cube_guard_cube_event_on_aiv",
+                           "cube_guard_nd2nz_src_d_value", "cube_guard_nd2nz_on_aiv"])
 
     def test_score_tile_values(self):
         self.assertChecks(["cube_dual_dst_64x256x2048_runs", "cube_dual_dst_aiv0_rows_bitexact_vs_bruteforce",
@@ -1359,7 +1360,7 @@ class SimCubeDataPathTest(_ProgramTest):
 
     def test_cube_queue_edges(self):
         self.assertChecks(["cube_tque_edges_order_the_chain", "cube_tque_edges_values_bitexact_vs_bruteforce",
-                           "cube_guard_tque_without_l1_edge"], arches=(3510,))
+                           "cube_guard_tque_without_l1_edge", "cube_nd2nz_pads_rows_with_zeros"], arches=(3510,))
 
     def test_cost(self):
         self.assertChecks(["cube_cost_pipes_charged", "cube_cost_slowest_core_at_least_the_m_pipe"], arches=(3510,))

@@ -85,6 +85,31 @@ void CapacityTests() {
       pipe.InitBuffer(c, 1024);
     });
   });
+  ExpectError("cube_guard_nd2nz_src_d_value", {"DataCopy(GM->L1, Nd2NzParams)", "srcDValue 16 < dValue 32"}, [] {
+    std::vector<bfloat16_t> a(1024, bfloat16_t(1.0f));
+    amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
+    amct_sim::LaunchMix("cube_nd2nz", 1, 2, [&] {
+      if ASCEND_IS_AIC {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        pipe.InitBuffer(a1, 4096);
+        GlobalTensor<bfloat16_t> ga;
+        ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(a.data()), a.size());
+        LocalTensor<bfloat16_t> t = a1.Get<bfloat16_t>();
+        DataCopy(t, ga, Nd2NzParams(1, 16, 32, 0, 16, 16, 1, 0));
+      }
+    });
+  });
+  ExpectError("cube_guard_nd2nz_on_aiv", {"DataCopy(GM->L1, Nd2NzParams)", "belongs to the AIC"}, [] {
+    std::vector<bfloat16_t> a(1024, bfloat16_t(1.0f));
+    amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
+    simtest::Run1([&] {
+      GlobalTensor<bfloat16_t> ga;
+      ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(a.data()), a.size());
+      LocalTensor<bfloat16_t> t;
+      DataCopy(t, ga, Nd2NzParams(1, 16, 32, 0, 32, 16, 1, 0));
+    });
+  });
   ExpectError("cube_guard_cube_event_on_aiv", {"SetFlag", "HardEvent::MTE2_MTE1 orders the AIC's cube pipes"}, [] {
     amct_sim::GmScope scope{};
     simtest::Run1([] { SetFlag<HardEvent::MTE2_MTE1>(0); });
@@ -473,6 +498,70 @@ void QueueTests() {
   ExpectError("cube_guard_tque_without_l1_edge", {"LoadData", "HardEvent::MTE2_MTE1", "TQue<A1/B1>"}, [&] { run(e, false); });
 }
 
+// ---- ND2NZ's zero padding: K = 40 fills 3 Z columns of 16; an Mmad over k = 48 sees zeros there ----
+void PaddingTest() {
+  constexpr int m = 32, n = 32, k = 40, k16 = 48;
+  SmallData d;  // uses its first m x k and n x k elements as A [m, 40] and B [n, 40] (row stride 40)
+  auto kernel = [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+      TPipe pipe;
+      TBuf<TPosition::A1> a1;
+      TBuf<TPosition::B1> b1;
+      TBuf<TPosition::A2> a2;
+      TBuf<TPosition::B2> b2;
+      TBuf<TPosition::CO1> co1;
+      pipe.InitBuffer(a1, m * k16 * 2);
+      pipe.InitBuffer(b1, n * k16 * 2);
+      pipe.InitBuffer(a2, m * k16 * 2);
+      pipe.InitBuffer(b2, n * k16 * 2);
+      pipe.InitBuffer(co1, m * n * 4);
+      GlobalTensor<bfloat16_t> ga, gb;
+      ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.a.data()), m * k);
+      gb.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.b.data()), n * k);
+      LocalTensor<bfloat16_t> la1 = a1.Get<bfloat16_t>(), lb1 = b1.Get<bfloat16_t>();
+      LocalTensor<bfloat16_t> la2 = a2.Get<bfloat16_t>(), lb2 = b2.Get<bfloat16_t>();
+      LocalTensor<float> lc = co1.Get<float>();
+      DataCopy(la1, ga, Nd2NzParams(1, m, k, 0, k, m, 1, 0));
+      DataCopy(lb1, gb, Nd2NzParams(1, n, k, 0, k, n, 1, 0));
+      SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
+      WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
+      LoadData(la2, la1, LoadData2DParamsV2(0, 0, m / 16, k16 / 16, m / 16, m / 16, false, 0));
+      LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, n / 16, k16 / 16, n / 16, n / 16, false, 0));
+      SetFlag<HardEvent::MTE1_M>(EVENT_ID1);
+      WaitFlag<HardEvent::MTE1_M>(EVENT_ID1);
+      Mmad(lc, la2, lb2, MmadParams(m, n, k16, 0, false, true));
+      SetFlag<HardEvent::M_FIX>(EVENT_ID1);
+      WaitFlag<HardEvent::M_FIX>(EVENT_ID1);
+      FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(n, m, m, n);
+      fp.dualDstCtl = 1;
+      LocalTensor<float> ub(TPosition::VECOUT, 0, m / 2 * n);
+      Fixpipe<float, float, kRowMajorUb>(ub, lc, fp);
+      CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+    }
+    if ASCEND_IS_AIV {
+      QueueAiv(d);
+    }
+  };
+  bool ok = true;
+  try {
+    amct_sim::GmScope scope{{d.a.data(), d.a.size() * 2, false}, {d.b.data(), d.b.size() * 2, false},
+                            {d.out.data(), d.out.size() * 4, true}};
+    amct_sim::LaunchMix("cube_pad", 1, 2, kernel);
+  } catch (const std::exception& e) {
+    ok = false;
+    std::printf("  %s\n", e.what());
+  }
+  for (int i = 0; ok && i < m; ++i) {
+    for (int j = 0; ok && j < n; ++j) {
+      float acc = 0.0f;
+      for (int kk = 0; kk < k; ++kk) acc = acc + Bf(d.a[i * k + kk]) * Bf(d.b[j * k + kk]);
+      ok = simtest::FloatBits(acc) == simtest::FloatBits(d.out[i * n + j]);
+    }
+  }
+  Check("cube_nd2nz_pads_rows_with_zeros", ok);
+}
+
 // The chain's cost: every pipe charged once per instruction at the Matmul model's rates.
 void CostTests() {
   Data d(15);
@@ -515,6 +604,7 @@ int main() {
 #if __NPU_ARCH__ == 3510
   ChainTests();
   QueueTests();
+  PaddingTest();
   CostTests();
 #endif
   return simtest::Finish();
