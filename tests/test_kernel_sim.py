@@ -1104,6 +1104,36 @@ NEGATIVE = {
         "only TBuf<TPosition::VECCALC>",
         "void f() { TBuf<> b; TBuf<TPosition::VECIN> c; (void)b; (void)c; }",
     ),
+    # the AIC's basic cube API (sim_cube.h): the dav-3510 forms are refused on dav-2201
+    "fixpipe_l0c_to_ub_on_2201": (
+        (
+            "constexpr FixpipeConfig kUb = {CO2Layout::ROW_MAJOR, true}; void f(const LocalTensor<float>& d, "
+            "const LocalTensor<float>& s) { FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> p; p.dualDstCtl = 1; "
+            "Fixpipe<float, float, kUb>(d, s, p); }"
+        ),
+        (2201,),
+        "Fixpipe: L0C -> UB (FixpipeParamsArch3510) is dav-3510 only",
+        "void f() { FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> p; p.dualDstCtl = 1; (void)p; }",
+    ),
+    "load_data_2d_v2_on_2201": (
+        "void f(const LocalTensor<bfloat16_t>& d, const LocalTensor<bfloat16_t>& s) { LoadData2DParamsV2 p; "
+        "LoadData(d, s, p); }",
+        (2201,),
+        "LoadData(LoadData2DParamsV2): dav-3510 only",
+        "void f() { LoadData2DParamsV2 p; p.mStep = 4; (void)p; }",
+    ),
+    "mmad_on_2201": (
+        "void f(const LocalTensor<float>& c, const LocalTensor<bfloat16_t>& a) { MmadParams p; Mmad(c, a, a, p); }",
+        (2201,),
+        "Mmad: the sim emulates the dav-3510 L0A layout (Nz) only",
+        "void f() { MmadParams p; p.cmatrixInitVal = false; (void)p; }",
+    ),
+    "mmad_int8": (
+        "void f(const LocalTensor<int32_t>& c, const LocalTensor<int8_t>& a) { MmadParams p; Mmad(c, a, a, p); }",
+        ARCHES,
+        "Mmad: the sim emulates float = bfloat16_t x bfloat16_t",
+        "void f(const LocalTensor<float>& c, const LocalTensor<half>& a) { MmadParams p; (void)c; (void)a; (void)p; }",
+    ),
 }
 
 # name: (source, -D flags, expected message): the sim's #error guards (docs/kernel_sim.md R6).
@@ -1295,6 +1325,50 @@ class SimMatmulKfcTest(_ProgramTest):
 
     def test_cost(self):
         self.assertChecks(["kfc_cost_m_pipe_charged_at_ratio"])
+
+
+class SimCubeDataPathTest(_ProgramTest):
+    """The AIC's low-level cube data path (tests/sim/test_sim_cube.cpp, sim_cube.h): a MIX 1:2 kernel's
+    own AIC program (DataCopy ND2NZ -> LoadData -> Mmad -> Fixpipe L0C -> UB, dual and single
+    destination) checked bit-exactly against brute-force fp32 sums in K order; the cube buffers'
+    capacities per arch; one test per guard; the cost model's charge per pipe."""
+
+    program = "test_sim_cube"
+
+    def test_program_clean(self):
+        ProgramTestBase.assertProgramClean(self, min_checks=7)
+
+    def test_capacities_and_positions(self):
+        self.assertChecks(["cube_guard_l0a_over_capacity", "cube_l0a_full_capacity_ok", "cube_guard_l1_shared_over_capacity",
+                           "cube_l0c_capacity_per_arch", "cube_guard_cube_position_on_aiv",
+                           "cube_guard_cube_position_in_vector_launch", "cube_guard_cube_event_on_aiv",
+                           "cube_guard_nd2nz_src_d_value", "cube_guard_nd2nz_on_aiv"])
+
+    def test_score_tile_values(self):
+        self.assertChecks(["cube_dual_dst_64x256x2048_runs", "cube_dual_dst_aiv0_rows_bitexact_vs_bruteforce",
+                           "cube_dual_dst_aiv1_rows_bitexact_vs_bruteforce", "cube_dual_dst_integer_block_exact",
+                           "cube_single_dst_sub1_runs", "cube_single_dst_sub1_all_rows_bitexact_vs_bruteforce"],
+                          arches=(3510,))
+
+    def test_guards(self):
+        self.assertChecks([
+            "cube_guard_read_without_mte2_mte1", "cube_guard_fixpipe_without_m_fix",
+            "cube_guard_overwrite_without_mte1_mte2", "cube_guard_odd_m_dual_dst", "cube_guard_nsize_not_multiple_of_16",
+            "cube_guard_config_not_to_ub", "cube_guard_load_data_wrong_position", "cube_guard_aiv_reads_before_wait",
+            "cube_guard_aiv_never_waits", "cube_guard_delivery_beyond_aiv_buffers", "cube_guard_aiv_calls_mmad",
+            "cube_guard_ub_view_on_aiv", "cube_sync_check_off_lets_missing_flag_pass"], arches=(3510,))
+
+    def test_cube_queue_edges(self):
+        self.assertChecks(["cube_tque_edges_order_the_chain", "cube_tque_edges_values_bitexact_vs_bruteforce",
+                           "cube_guard_tque_without_l1_edge", "cube_nd2nz_pads_rows_with_zeros"], arches=(3510,))
+
+    def test_write_after_read_guards(self):
+        self.assertChecks(["cube_war_with_m_mte1_and_fix_m", "cube_war_ping_pong_l1_values_bitexact_vs_bruteforce",
+                           "cube_guard_l0_overwrite_without_m_mte1", "cube_guard_l0c_overwrite_without_fix_m"],
+                          arches=(3510,))
+
+    def test_cost(self):
+        self.assertChecks(["cube_cost_pipes_charged", "cube_cost_slowest_core_at_least_the_m_pipe"], arches=(3510,))
 
 
 class SimGmOrderTest(_ProgramTest):

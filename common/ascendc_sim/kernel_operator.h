@@ -30,3 +30,4 @@
 #include "sim_gather.h"
 #include "sim_launch.h"
 #include "sim_mix.h"
+#include "sim_cube.h"

@@ -21,25 +21,29 @@ namespace amct_sim {
 namespace detail {
 
 // ---- pipes and events ----------------------------------------------------------------------
-enum Pipe : uint8_t { kPipeS = 0, kPipeV = 1, kPipeMte2 = 2, kPipeMte3 = 3 };
-constexpr int kPipes = 4;
+// S, V, MTE2, MTE3 are the vector core's; MTE1, M and FIX exist on the AIC only (its cube data
+// path, sim_cube.h: L1 -> L0A/L0B, Mmad, L0C -> UB). MTE2 is the AIC's GM -> L1 DMA there.
+enum Pipe : uint8_t { kPipeS = 0, kPipeV = 1, kPipeMte2 = 2, kPipeMte3 = 3, kPipeMte1 = 4, kPipeM = 5, kPipeFix = 6 };
+constexpr int kPipes = 7;
 static_assert(int{kPipeS} == cost::kS && int{kPipeV} == cost::kV && int{kPipeMte2} == cost::kMte2 &&
-                  int{kPipeMte3} == cost::kMte3,
-              "the cost model numbers the vector-core pipes as the hazard model does");
+                  int{kPipeMte3} == cost::kMte3 && int{kPipeMte1} == cost::kMte1 && int{kPipeM} == cost::kM &&
+                  int{kPipeFix} == cost::kFix && kPipes == cost::kPipes,
+              "the cost model numbers the pipes as the hazard model does");
 constexpr uint32_t kHolds = 0xFFFFFFFFu;  // "this ordering always holds"
 constexpr int kEventIds = 8;
 constexpr int kHardEvents = static_cast<int>(AscendC::HardEvent::MAX);
 
 inline const char* PipeName(int p) {
-  static const char* const kNames[kPipes] = {"S", "V", "MTE2", "MTE3"};
+  static const char* const kNames[kPipes] = {"S", "V", "MTE2", "MTE3", "MTE1", "M", "FIX"};
   return (p >= 0 && p < kPipes) ? kNames[p] : "?";
 }
 
 struct EventInfo {
   bool vectorCore;  // one of the 13 vector-core events (HardEvent)
-  int8_t src;       // Pipe, when vectorCore
+  int8_t src;       // Pipe, when vectorCore or cubeCore
   int8_t dst;
   const char* name;
+  bool cubeCore = false;  // an event between the AIC's pipes (S, MTE2, MTE1, M, FIX): accepted on the AIC only
 };
 
 inline EventInfo GetEventInfo(AscendC::HardEvent e) {
@@ -58,28 +62,28 @@ inline EventInfo GetEventInfo(AscendC::HardEvent e) {
     case H::MTE2_S: return {true, kPipeMte2, kPipeS, "MTE2_S"};
     case H::S_MTE3: return {true, kPipeS, kPipeMte3, "S_MTE3"};
     case H::MTE3_S: return {true, kPipeMte3, kPipeS, "MTE3_S"};
-    case H::MTE2_MTE1: return {false, 0, 0, "MTE2_MTE1"};
-    case H::MTE1_MTE2: return {false, 0, 0, "MTE1_MTE2"};
-    case H::MTE1_M: return {false, 0, 0, "MTE1_M"};
-    case H::M_MTE1: return {false, 0, 0, "M_MTE1"};
+    case H::MTE2_MTE1: return {false, kPipeMte2, kPipeMte1, "MTE2_MTE1", true};
+    case H::MTE1_MTE2: return {false, kPipeMte1, kPipeMte2, "MTE1_MTE2", true};
+    case H::MTE1_M: return {false, kPipeMte1, kPipeM, "MTE1_M", true};
+    case H::M_MTE1: return {false, kPipeM, kPipeMte1, "M_MTE1", true};
     case H::M_V: return {false, 0, 0, "M_V"};
     case H::V_M: return {false, 0, 0, "V_M"};
     case H::MTE3_MTE1: return {false, 0, 0, "MTE3_MTE1"};
     case H::MTE1_MTE3: return {false, 0, 0, "MTE1_MTE3"};
     case H::MTE1_V: return {false, 0, 0, "MTE1_V"};
-    case H::MTE2_M: return {false, 0, 0, "MTE2_M"};
-    case H::M_MTE2: return {false, 0, 0, "M_MTE2"};
+    case H::MTE2_M: return {false, kPipeMte2, kPipeM, "MTE2_M", true};
+    case H::M_MTE2: return {false, kPipeM, kPipeMte2, "M_MTE2", true};
     case H::V_MTE1: return {false, 0, 0, "V_MTE1"};
-    case H::M_FIX: return {false, 0, 0, "M_FIX"};
-    case H::FIX_M: return {false, 0, 0, "FIX_M"};
-    case H::MTE2_FIX: return {false, 0, 0, "MTE2_FIX"};
-    case H::FIX_MTE2: return {false, 0, 0, "FIX_MTE2"};
-    case H::FIX_S: return {false, 0, 0, "FIX_S"};
-    case H::M_S: return {false, 0, 0, "M_S"};
+    case H::M_FIX: return {false, kPipeM, kPipeFix, "M_FIX", true};
+    case H::FIX_M: return {false, kPipeFix, kPipeM, "FIX_M", true};
+    case H::MTE2_FIX: return {false, kPipeMte2, kPipeFix, "MTE2_FIX", true};
+    case H::FIX_MTE2: return {false, kPipeFix, kPipeMte2, "FIX_MTE2", true};
+    case H::FIX_S: return {false, kPipeFix, kPipeS, "FIX_S", true};
+    case H::M_S: return {false, kPipeM, kPipeS, "M_S", true};
     case H::FIX_MTE3: return {false, 0, 0, "FIX_MTE3"};
-    case H::MTE1_FIX: return {false, 0, 0, "MTE1_FIX"};
-    case H::FIX_MTE1: return {false, 0, 0, "FIX_MTE1"};
-    case H::FIX_FIX: return {false, 0, 0, "FIX_FIX"};
+    case H::MTE1_FIX: return {false, kPipeMte1, kPipeFix, "MTE1_FIX", true};
+    case H::FIX_MTE1: return {false, kPipeFix, kPipeMte1, "FIX_MTE1", true};
+    case H::FIX_FIX: return {false, kPipeFix, kPipeFix, "FIX_FIX", true};
     default: return {false, 0, 0, "MAX"};
   }
 }
@@ -91,6 +95,11 @@ inline const char* PositionName(AscendC::TPosition p) {
     case P::VECIN: return "VECIN";
     case P::VECOUT: return "VECOUT";
     case P::VECCALC: return "VECCALC";
+    case P::A1: return "A1";
+    case P::B1: return "B1";
+    case P::A2: return "A2";
+    case P::B2: return "B2";
+    case P::CO1: return "CO1";
     default: return "non-vector position";
   }
 }
@@ -317,6 +326,16 @@ struct BlockCtx {
 
   std::unique_ptr<uint8_t, void (*)(void*)> arena{nullptr, std::free};
   CostBlock* cost = nullptr;  // this block's NPU cost timeline (sim_cost.h), null when off
+
+  // The AIC's cube buffers (sim_cube.h), allocated on the first cube-position InitBuffer:
+  // kCubeL1 (A1, B1), kCubeL0a (A2), kCubeL0b (B2), kCubeL0c (CO1); each with a TPipe bump pointer
+  // and, per 32-B block, the op number of its last write and last read (the cube hazard model).
+  std::vector<uint8_t> cubeMem[4];
+  uint32_t cubeOffset[4] = {0, 0, 0, 0};
+  std::vector<uint32_t> cubeW[4], cubeR[4];
+  // An AIV of a MIX launch with the sync check on: per 32-B UB block, 1 + its CrossCoreSetFlag count
+  // at its last V/MTE2/MTE3 access (0: none since the last Fixpipe write it received; sim_mix.h).
+  std::vector<uint32_t> ubEpoch;
 };
 
 inline thread_local BlockCtx* t_ctx = nullptr;
@@ -478,9 +497,18 @@ inline void ScalarUbAccess(BlockCtx* c, uint32_t off, uint32_t bytes, bool write
   }
 }
 
+// MIX AIVs: the access epoch of UB bytes [off, off + bytes) (checked against the AIC's Fixpipe
+// L0C -> UB writes when the AIV receives them, sim_mix.h).
+__attribute__((noinline)) inline void MarkUbEpoch(BlockCtx* c, uint32_t off, uint32_t bytes) {
+  if (bytes == 0 || c->gmOrder == nullptr) return;
+  const uint32_t b0 = off >> 5, b1 = std::min<uint32_t>((off + bytes + 31) >> 5, static_cast<uint32_t>(c->ubEpoch.size()));
+  if (b0 < b1) std::fill(c->ubEpoch.begin() + b0, c->ubEpoch.begin() + b1, c->gmOrder->sets + 1);
+}
+
 // Pipe q (V or MTE3) reads UB bytes [off, off + bytes) in its op `seq`.
 inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
   AMCT_SIM_COST(c->cost, Stamp(q, off, bytes, false));
+  if (__builtin_expect(!c->ubEpoch.empty(), 0)) MarkUbEpoch(c, off, bytes);
   if (!c->checkSync || bytes == 0) return;
   const uint32_t b0 = off >> 5;
   const uint32_t b1 = (off + bytes + 31) >> 5;
@@ -508,6 +536,7 @@ inline void UbRead(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t byt
 // Pipe q (V or MTE2) writes UB bytes [off, off + bytes) in its op `seq`.
 inline void UbWrite(BlockCtx* c, Pipe q, uint32_t seq, uint32_t off, uint32_t bytes, const char* api) {
   AMCT_SIM_COST(c->cost, Stamp(q, off, bytes, true));
+  if (__builtin_expect(!c->ubEpoch.empty(), 0)) MarkUbEpoch(c, off, bytes);
   if (!c->checkSync || bytes == 0) return;
   const uint32_t b0 = off >> 5;
   const uint32_t b1 = (off + bytes + 31) >> 5;

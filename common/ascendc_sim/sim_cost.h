@@ -122,6 +122,21 @@ class CostBlock {
     return l0cFree_;
   }
 
+  // ---- the AIC's basic cube API (sim_cube.h): one instruction each, at the Matmul model's rates ----
+  void CubeGmToL1(uint64_t bytes) {  // DataCopy GM -> L1 (ND2NZ)
+    Issue(cost::kMte2, t_->cubeIssueCycles.value + static_cast<double>(bytes) / t_->cubeGmBytesPerCycle.value,
+          t_->dmaLatencyCycles.value);
+  }
+  void CubeL1ToL0(uint64_t bytes) {  // LoadData L1 -> L0A/L0B
+    Issue(cost::kMte1, t_->cubeIssueCycles.value + static_cast<double>(bytes) / t_->mte1BytesPerCycle.value, 0.0);
+  }
+  void CubeMmad(uint64_t fractals) {  // Mmad: 16 x 16 x 16 fractals
+    Issue(cost::kM, t_->cubeIssueCycles.value + static_cast<double>(fractals) * t_->cubeCyclesPerFractal16.value, 0.0);
+  }
+  void CubeFixToUb(uint64_t bytes) {  // Fixpipe L0C -> UB (out bytes)
+    Issue(cost::kFix, t_->cubeIssueCycles.value + static_cast<double>(bytes) / t_->fixBytesPerCycle.value, 0.0);
+  }
+
   // ---- cross-core flags (sim_mix.h): the time a CrossCoreSetFlag on `pipe` is complete, and a wait ----
   double PipeDoneTime(int pipe) const { return pipe == cost::kS ? sNow_ : std::max(sNow_, done_[pipe]); }
   void CrossCoreWait(double setAt) {

@@ -98,6 +98,7 @@ inline void BeginBlock(BlockCtx* c, const LaunchShared& sh, uint32_t idx, BlockO
   c->taskRatio = 1;
   c->aicIdx = idx;
   c->mix = nullptr;
+  c->ubEpoch.clear();  // a MIX AIV's core setup (sim_mix.h) sizes it
   // The UB is poisoned allocation by allocation (TPipe::InitBuffer): nothing outside an
   // allocation is reachable, and small launches do not pay for poisoning the whole arena.
   c->pipe = nullptr;

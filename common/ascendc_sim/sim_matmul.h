@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim_cube.h"
 #include "sim_memory.h"
 #include "sim_tiling_data.h"
 
@@ -771,17 +772,15 @@ class MatmulImpl {
     for (int32_t kk = 0; kk < k; ++kk) {
       for (int32_t j = 0; j < nLen; ++j) b[static_cast<size_t>(kk) * nLen + j] = BElem(kk, n0 + j);
     }
+    std::vector<float> aRow(kMx ? 0 : static_cast<size_t>(k));
     for (int32_t i = 0; i < mLen; ++i) {
       float* acc = &out[static_cast<size_t>(i) * nLen];
       for (int32_t j = 0; j < nLen; ++j) acc[j] = bias[j];
       if constexpr (kMx) {
         AccumulateMxRow(m0 + i, n0, nLen, b, acc);
       } else {
-        for (int32_t kk = 0; kk < k; ++kk) {
-          const float a = AElem(m0 + i, kk);
-          const float* brow = &b[static_cast<size_t>(kk) * nLen];
-          for (int32_t j = 0; j < nLen; ++j) acc[j] = acc[j] + a * brow[j];  // a * brow[j]: exact in range
-        }
+        for (int32_t kk = 0; kk < k; ++kk) aRow[kk] = AElem(m0 + i, kk);
+        amct_sim::detail::AccumulateRowInKOrder(acc, aRow.data(), b.data(), k, nLen);  // a * b: exact in range
       }
     }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sim_context.h"
+#include "sim_tiling_data.h"
 
 // Compiler barrier around every API touching UB/GM data: kernels view one UB buffer through
 // several types (ReinterpretCast), so no access may be reordered across an API call.
@@ -26,6 +27,61 @@ namespace detail {
 
 struct TensorAccess;
 void ScalarAccess(const uint8_t* p, uint32_t bytes, bool write, const char* api);
+
+// The buffer id of an AIC-side UB view (LocalTensor(pos, addr, tileSize)): its ptr_ holds the UB
+// byte offset, not an address; every API but Fixpipe L0C -> UB rejects it as not from a TQue/TBuf.
+constexpr int32_t kAicUbViewBufId = -2;
+
+inline bool IsUbPosition(AscendC::TPosition p) {
+  return p == AscendC::TPosition::VECIN || p == AscendC::TPosition::VECOUT || p == AscendC::TPosition::VECCALC;
+}
+
+inline void MakeAicUbView(AscendC::TPosition pos, uint32_t addr, uint32_t elems, size_t elemBytes) {
+  static const char* const kApi = "LocalTensor(TPosition, addr, tileSize)";
+  BlockCtx* c = Ctx(kApi);
+  if (c->coreKind != kCoreAic || c->mix == nullptr || !IsUbPosition(pos)) {
+    Fail(kApi, "the sim emulates this constructor only on the AIC of a MIX launch, for a UB position (VECIN, "
+               "VECOUT, VECCALC): the destination of Fixpipe L0C -> UB; elsewhere use TPipe::InitBuffer buffers");
+  }
+  if (static_cast<uint64_t>(addr) + static_cast<uint64_t>(elems) * elemBytes > c->arenaBytes) {
+    Fail(kApi, Fmt("bounds: UB bytes [%u, %llu) exceed the arch's UB of %u bytes", addr,
+                   static_cast<unsigned long long>(static_cast<uint64_t>(addr) + elems * elemBytes), c->arenaBytes));
+  }
+}
+
+// The AIC's cube buffers: L1 (A1, B1 share it), L0A (A2), L0B (B2), L0C (CO1); -1 for others.
+enum CubeMemIdx : int { kCubeL1 = 0, kCubeL0a = 1, kCubeL0b = 2, kCubeL0c = 3 };
+inline int CubeIndex(AscendC::TPosition p) {
+  using P = AscendC::TPosition;
+  switch (p) {
+    case P::A1:
+    case P::B1: return kCubeL1;
+    case P::A2: return kCubeL0a;
+    case P::B2: return kCubeL0b;
+    case P::CO1: return kCubeL0c;
+    default: return -1;
+  }
+}
+inline const char* CubeMemName(int i) {
+  static const char* const kNames[4] = {"L1", "L0A", "L0B", "L0C"};
+  return kNames[i];
+}
+// Capacities (sim_tiling_data.h cube::, from asc-devkit impl/basic_api/utils/kernel_utils_constants.h
+// TOTAL_L1_SIZE / TOTAL_L0A_SIZE / TOTAL_L0B_SIZE / TOTAL_L0C_SIZE of each arch; the dav-3510 docs
+// agree: 矩阵计算的搬入/L1-L0A-B内存结构介绍.md, "L1 Buffer的总容量为512K字节", "L0A Buffer/L0B Buffer的总容量为64K字节").
+inline uint32_t CubeCapacity(int i) {
+  switch (i) {
+    case kCubeL1: return cube::kL1Bytes;
+    case kCubeL0a: return cube::kL0aBytes;
+    case kCubeL0b: return cube::kL0bBytes;
+    default: return cube::L0cBytes(__NPU_ARCH__);
+  }
+}
+// The base address of position p's buffer in this block (UB for the vector positions).
+inline uint8_t* PositionBase(BlockCtx* c, AscendC::TPosition p) {
+  const int i = CubeIndex(p);
+  return i < 0 ? c->ub : c->cubeMem[i].data();
+}
 
 [[noreturn]] __attribute__((noinline, cold)) inline void IndexFail(const char* api, uint64_t index, uint64_t size) {
   Fail(api, Fmt("bounds: index %llu >= GetSize() %llu", static_cast<unsigned long long>(index),
@@ -78,6 +134,17 @@ template <typename T>
 class LocalTensor {
  public:
   LocalTensor() = default;
+  // kernel_tensor.h: a tensor at byte `addr` of `pos` holding tileSize elements. The sim accepts
+  // it only on the AIC of a MIX launch for a UB position: a view of the AIVs' UB at that offset,
+  // usable as the destination of Fixpipe L0C -> UB (sim_cube.h) and nothing else; the AIVs reach
+  // the same bytes through their own TPipe buffers.
+  __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
+    amct_sim::detail::MakeAicUbView(pos, addr, tileSize, sizeof(T));
+    ptr_ = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(addr));
+    size_ = tileSize;
+    bufId_ = amct_sim::detail::kAicUbViewBufId;
+    pos_ = static_cast<uint8_t>(pos);
+  }
 
   // Scalar pipe: one bounds compare and one load/store, no hazard bookkeeping (S pairs hold),
   // except under strict sync (HardwareModes::strictSync), where every access is checked.
@@ -313,7 +380,8 @@ class TPipe {
   bool InitTBuf(amct_sim::detail::BufBase& buf, TPosition pos, uint32_t len);
   TEventID AllocEvent(HardEvent evt);
   void ReleaseEvent(HardEvent evt, TEventID id);
-  uint32_t Reserve(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len);
+  uint32_t Reserve(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len, TPosition pos);
+  uint32_t ReserveCube(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len, TPosition pos);
 
   amct_sim::detail::BlockCtx* ctx_ = nullptr;
   uint32_t serial_ = 0;
@@ -321,8 +389,9 @@ class TPipe {
 
 template <TPosition pos, int32_t depth, auto mask>
 class TQue : public amct_sim::detail::QueBase {
-  static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT,
-                "TQue: only TPosition::VECIN and TPosition::VECOUT queues are in the subset");
+  static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::A1 || pos == TPosition::B1 ||
+                    pos == TPosition::A2 || pos == TPosition::B2 || pos == TPosition::CO1,
+                "TQue: only TPosition::VECIN, VECOUT (AIV) and A1, B1, A2, B2, CO1 (AIC) queues are in the subset");
   static_assert(depth == 1, "TQue: depth must be 1");
 
  public:
@@ -357,8 +426,10 @@ class TQue : public amct_sim::detail::QueBase {
 
 template <TPosition pos>
 class TBuf : public amct_sim::detail::BufBase {
-  static_assert(pos == TPosition::VECCALC || pos == TPosition::VECIN,
-                "TBuf: only TBuf<TPosition::VECCALC> and TBuf<TPosition::VECIN> are in the subset");
+  static_assert(pos == TPosition::VECCALC || pos == TPosition::VECIN || pos == TPosition::A1 || pos == TPosition::B1 ||
+                    pos == TPosition::A2 || pos == TPosition::B2 || pos == TPosition::CO1,
+                "TBuf: only TBuf<TPosition::VECCALC>, TBuf<TPosition::VECIN> (AIV) and A1, B1, A2, B2, CO1 (AIC) are "
+                "in the subset");
 
  public:
   template <typename T>
@@ -472,8 +543,27 @@ inline int FindQueueBlock(const QueueRec& q, int32_t bufId) {
   return -1;
 }
 
-inline Pipe QueueProducer(AscendC::TPosition pos) { return pos == AscendC::TPosition::VECIN ? kPipeMte2 : kPipeV; }
-inline Pipe QueueConsumer(AscendC::TPosition pos) { return pos == AscendC::TPosition::VECIN ? kPipeV : kPipeMte3; }
+// The pipes a queue's EnQue/DeQue (producer -> consumer) and FreeTensor/AllocTensor (consumer ->
+// producer) order: VECIN MTE2 -> V, VECOUT V -> MTE3; on the AIC A1/B1 MTE2 -> MTE1, A2/B2 MTE1 -> M,
+// CO1 M -> FIX (the pipes that fill and drain each cube buffer).
+inline Pipe QueueProducer(AscendC::TPosition pos) {
+  switch (CubeIndex(pos)) {
+    case kCubeL1: return kPipeMte2;
+    case kCubeL0a:
+    case kCubeL0b: return kPipeMte1;
+    case kCubeL0c: return kPipeM;
+    default: return pos == AscendC::TPosition::VECIN ? kPipeMte2 : kPipeV;
+  }
+}
+inline Pipe QueueConsumer(AscendC::TPosition pos) {
+  switch (CubeIndex(pos)) {
+    case kCubeL1: return kPipeMte1;
+    case kCubeL0a:
+    case kCubeL0b: return kPipeM;
+    case kCubeL0c: return kPipeFix;
+    default: return pos == AscendC::TPosition::VECIN ? kPipeV : kPipeMte3;
+  }
+}
 
 inline void QueBase::EnQueRaw(AscendC::TPosition pos, int32_t bufId, uint32_t gen, const uint8_t* ptr,
                               uint64_t bytes) {
@@ -491,7 +581,7 @@ inline void QueBase::EnQueRaw(AscendC::TPosition pos, int32_t bufId, uint32_t ge
     Fail(kApi, Fmt("queues: EnQue beyond depth %d (DeQue first)", q.depth));
   }
   b.state = kQbQueued;
-  b.viewOffset = static_cast<uint32_t>(ptr - c->ub);
+  b.viewOffset = static_cast<uint32_t>(ptr - PositionBase(c, pos));
   b.viewBytes = static_cast<uint32_t>(bytes);
   b.enq = TakeSnap(c, QueueProducer(pos));  // MTE2->V (VECIN) or V->MTE3 (VECOUT): count at EnQue
   AMCT_SIM_COST(c->cost, EnQue(QueueProducer(pos), b.bufId));
@@ -534,6 +624,11 @@ inline TPipe::TPipe() {
   c->pipeFirstBufId = static_cast<uint32_t>(c->bufGen.size());
   std::memset(c->queBlocksPerPos, 0, sizeof(c->queBlocksPerPos));
   std::memset(c->eventAlloc, 0, sizeof(c->eventAlloc));
+  for (int i = 0; i < 4; ++i) {  // cube buffers: a fresh bump pointer and hazard state per TPipe
+    c->cubeOffset[i] = 0;
+    std::fill(c->cubeW[i].begin(), c->cubeW[i].end(), 0u);
+    std::fill(c->cubeR[i].begin(), c->cubeR[i].end(), 0u);
+  }
 }
 
 inline TPipe::~TPipe() {
@@ -560,7 +655,45 @@ inline amct_sim::detail::BlockCtx* TPipe::Live(const char* api) const {
   return c;
 }
 
-inline uint32_t TPipe::Reserve(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len) {
+inline uint32_t TPipe::ReserveCube(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len,
+                                  TPosition pos) {
+  using amct_sim::detail::Fmt;
+  const int i = amct_sim::detail::CubeIndex(pos);
+  const char* mem = amct_sim::detail::CubeMemName(i);
+  if (c->coreKind != amct_sim::detail::kCoreAic || c->mix == nullptr) {
+    amct_sim::detail::Fail(api, Fmt("%s: TPosition::%s is a buffer of the AIC (cube core) of a MIX launch: an AIV has "
+                                    "no L1/L0A/L0B/L0C (if ASCEND_IS_AIC { ... })",
+                                    mem, amct_sim::detail::PositionName(pos)));
+  }
+  if (len == 0) amct_sim::detail::Fail(api, Fmt("%s: len must be > 0", mem));
+  if (c->pipeBuffers + blocks > 64) {
+    amct_sim::detail::Fail(api, Fmt("%s: %u more buffers would exceed 64 buffers per TPipe (%u allocated)", mem, blocks,
+                                    c->pipeBuffers));
+  }
+  const uint64_t bytes = amct_sim::detail::RoundUp32(len) * blocks;
+  const uint64_t end = c->cubeOffset[i] + bytes;
+  const uint32_t cap = amct_sim::detail::CubeCapacity(i);
+  if (end > cap) {
+    amct_sim::detail::Fail(api, Fmt("%s: %u x %llu bytes at offset %u end at %llu, over the %s capacity of %u bytes "
+                                    "(dav-%d)",
+                                    mem, blocks, static_cast<unsigned long long>(amct_sim::detail::RoundUp32(len)),
+                                    c->cubeOffset[i], static_cast<unsigned long long>(end), mem, cap, __NPU_ARCH__));
+  }
+  if (c->cubeMem[i].size() != cap) {  // first use in this thread: the buffer and its hazard state
+    c->cubeMem[i].assign(cap, 0);
+    c->cubeW[i].assign(cap / 32, 0u);
+    c->cubeR[i].assign(cap / 32, 0u);
+  }
+  const uint32_t offset = c->cubeOffset[i];
+  c->cubeOffset[i] = static_cast<uint32_t>(end);
+  c->pipeBuffers += blocks;
+  std::memset(c->cubeMem[i].data() + offset, c->launch->poison, bytes);  // fresh buffers read as poison
+  return offset;
+}
+
+inline uint32_t TPipe::Reserve(amct_sim::detail::BlockCtx* c, const char* api, uint32_t blocks, uint32_t len,
+                               TPosition pos) {
+  if (amct_sim::detail::CubeIndex(pos) >= 0) return ReserveCube(c, api, blocks, len, pos);
   if (c->coreKind == amct_sim::detail::kCoreAic) {
     amct_sim::detail::Fail(api, "UB: the AIC (cube core) of a MIX launch has no unified buffer: vector-position "
                                 "TQue/TBuf buffers belong to the AIVs (if ASCEND_IS_AIV { ... })");
@@ -603,7 +736,7 @@ inline bool TPipe::InitQueue(amct_sim::detail::QueBase& que, TPosition pos, int3
                                      "allocated; one hardware event each)",
                                      num, amct_sim::detail::PositionName(pos), c->queBlocksPerPos[p]));
   }
-  const uint32_t offset = Reserve(c, kApi, num, len);
+  const uint32_t offset = Reserve(c, kApi, num, len, pos);
   c->queBlocksPerPos[p] = static_cast<uint8_t>(c->queBlocksPerPos[p] + num);
   amct_sim::detail::QueueRec rec;
   rec.pipeSerial = serial_;
@@ -633,7 +766,7 @@ inline bool TPipe::InitTBuf(amct_sim::detail::BufBase& buf, TPosition pos, uint3
   if (buf.amct_init_ && buf.amct_ctx_ == c && buf.amct_pipeSerial_ == serial_) {
     amct_sim::detail::Fail(kApi, "UB: InitBuffer called twice for one TBuf");
   }
-  const uint32_t offset = Reserve(c, kApi, 1, len);
+  const uint32_t offset = Reserve(c, kApi, 1, len, pos);
   buf.amct_ctx_ = c;
   buf.amct_pipeSerial_ = serial_;
   buf.amct_offset_ = offset;
@@ -714,7 +847,7 @@ inline LocalTensor<T> TQue<pos, depth, mask>::AllocTensor() {
   MergeSnap(c, QueueProducer(pos), b.freed);  // V->MTE2 (VECIN) or MTE3->V (VECOUT): count at Free
   AMCT_SIM_COST(c->cost, Alloc(QueueProducer(pos), b.bufId));
   b.freed.valid = false;
-  return TensorAccess::Make<T>(c->ub + b.offset, static_cast<uint32_t>(b.bytes / sizeof(T)), b.bufId,
+  return TensorAccess::Make<T>(PositionBase(c, pos) + b.offset, static_cast<uint32_t>(b.bytes / sizeof(T)), b.bufId,
                                c->bufGen[static_cast<size_t>(b.bufId)], static_cast<uint8_t>(pos));
 }
 
@@ -733,7 +866,7 @@ inline LocalTensor<T> TQue<pos, depth, mask>::DeQue() {
   MergeSnap(c, QueueConsumer(pos), b.enq);
   AMCT_SIM_COST(c->cost, DeQue(QueueConsumer(pos), b.bufId));
   b.enq.valid = false;
-  return TensorAccess::Make<T>(c->ub + b.viewOffset, static_cast<uint32_t>(b.viewBytes / sizeof(T)), b.bufId,
+  return TensorAccess::Make<T>(PositionBase(c, pos) + b.viewOffset, static_cast<uint32_t>(b.viewBytes / sizeof(T)), b.bufId,
                                c->bufGen[static_cast<size_t>(b.bufId)], static_cast<uint8_t>(pos));
 }
 
@@ -741,7 +874,7 @@ template <TPosition pos>
 template <typename T>
 inline LocalTensor<T> TBuf<pos>::Get() {
   Live("TBuf::Get");
-  return amct_sim::detail::TensorAccess::Make<T>(amct_ctx_->ub + amct_offset_,
+  return amct_sim::detail::TensorAccess::Make<T>(amct_sim::detail::PositionBase(amct_ctx_, pos) + amct_offset_,
                                                  static_cast<uint32_t>(amct_bytes_ / sizeof(T)), amct_bufId_,
                                                  amct_ctx_->bufGen[static_cast<size_t>(amct_bufId_)], amct_pos_);
 }
@@ -755,7 +888,7 @@ inline LocalTensor<T> TBuf<pos>::Get(uint32_t len) {
                                                               "buffer's %u bytes",
                                                               len, sizeof(T), amct_bytes_));
   }
-  return amct_sim::detail::TensorAccess::Make<T>(amct_ctx_->ub + amct_offset_, len, amct_bufId_,
+  return amct_sim::detail::TensorAccess::Make<T>(amct_sim::detail::PositionBase(amct_ctx_, pos) + amct_offset_, len, amct_bufId_,
                                                  amct_ctx_->bufGen[static_cast<size_t>(amct_bufId_)], amct_pos_);
 }
 
@@ -773,7 +906,7 @@ inline LocalTensor<T> TBuf<pos>::GetWithOffset(uint32_t size, uint32_t bufOffset
                                                        "buffer's %u bytes",
                                                        size, sizeof(T), bufOffset, amct_bytes_));
   }
-  return amct_sim::detail::TensorAccess::Make<T>(amct_ctx_->ub + amct_offset_ + bufOffset, size, amct_bufId_,
+  return amct_sim::detail::TensorAccess::Make<T>(amct_sim::detail::PositionBase(amct_ctx_, pos) + amct_offset_ + bufOffset, size, amct_bufId_,
                                                  amct_ctx_->bufGen[static_cast<size_t>(amct_bufId_)], amct_pos_);
 }
 

@@ -50,6 +50,18 @@ namespace detail {
 constexpr int kCrossFlags = 32;    // per core: 0-15 (modes 0-2), mode 4 uses 0-10 and 16-26
 constexpr int kCrossCounterMax = 15;
 
+// One Fixpipe L0C -> UB (sim_cube.h) for one AIV: `rows` rows of rowBytes at UB byte off + i * pitch.
+// The AIC's thread never touches an AIV's UB: the AIV copies the rows in when it learns the write,
+// at a CrossCoreWaitFlag for an AIC flag set on PIPE_FIX (or after PipeBarrier<PIPE_ALL>) after
+// the Fixpipe -- the earliest point where a correct kernel may touch those bytes.
+struct FixDelivery {
+  uint32_t fixSeq = 0;      // the AIC's FIX op
+  uint32_t cover = 0;       // the AIC's set (1-based count) that completed it; 0: none yet
+  uint32_t aivSetsSeen = 0; // CrossCoreSetFlags of the target AIV the AIC had received at the Fixpipe
+  uint32_t off = 0, rowBytes = 0, pitch = 0, rows = 0;
+  std::vector<uint8_t> data;  // rows x rowBytes
+};
+
 // The shared state of one MIX launch. Cores are numbered g * (1 + ratio) + (0: AIC, 1 + s: AIV s).
 struct MixGroup {
   std::mutex mu;
@@ -64,8 +76,11 @@ struct MixGroup {
   struct Core {
     std::deque<double> counter[kCrossFlags];  // each pending count: the time it became available
     std::deque<CoreClock> clocks[kCrossFlags];  // ... and the vector clock it carries (sim_gm_order.h)
+    std::deque<uint32_t> aicSet[kCrossFlags];   // ... and the AIC set number it carries (0: not the AIC's)
     int waitFlag = -1;
     int waitMode = 0;
+    uint32_t aicSetsSeen = 0;          // an AIV: the highest AIC set number it has received
+    std::vector<FixDelivery> fixMail;  // an AIV: Fixpipe L0C -> UB writes not yet received
   };
   std::vector<Core> cores;
   // Meetings (modes 0, 1, 2 from the AIVs): per (mode, scope, kind, flag) the set times of each participant.
@@ -76,6 +91,7 @@ struct MixGroup {
   };
   std::map<std::tuple<int, int, int, int>, Meeting> meetings;
   std::vector<CoreGmOrder> order;  // per core, when the sync check is on (sim_gm_order.h)
+  std::vector<uint32_t> aicSets;   // per AI core: its AIC's CrossCoreSetFlag count
 
   uint32_t CoresPerBlock() const { return 1 + ratio; }
   uint32_t CoreId(uint32_t g, bool aic, uint32_t sub) const { return g * CoresPerBlock() + (aic ? 0 : 1 + sub); }
@@ -156,7 +172,8 @@ inline uint32_t SelfCore(const BlockCtx* c) {
 }
 
 // Raises core `id`'s counter of `flag`, available at time t. Caller holds the lock.
-inline void CrossCoreRaise(MixGroup& m, uint32_t id, int flag, double t, const CoreClock& clock, const char* api) {
+inline void CrossCoreRaise(MixGroup& m, uint32_t id, int flag, double t, const CoreClock& clock, const char* api,
+                           uint32_t aicSetNo = 0) {
   std::deque<double>& q = m.cores[id].counter[flag];
   if (static_cast<int>(q.size()) >= kCrossCounterMax) {
     Fail(api, Fmt("the counter of flagId %d on %s would exceed %d (too many CrossCoreSetFlag without "
@@ -165,6 +182,66 @@ inline void CrossCoreRaise(MixGroup& m, uint32_t id, int flag, double t, const C
   }
   q.push_back(t);
   m.cores[id].clocks[flag].push_back(clock);
+  m.cores[id].aicSet[flag].push_back(aicSetNo);
+}
+
+// The AIC of AI core g sets a flag on `pipe`: its Fixpipe L0C -> UB writes that pipe has completed
+// (FIX ops up to its count for PIPE_FIX; up to the last PipeBarrier<PIPE_ALL> for any pipe) are
+// covered by this set. Returns the set's number. Caller holds the lock.
+inline uint32_t CoverFixDeliveries(MixGroup& m, const BlockCtx* c, pipe_t pipe) {
+  const uint32_t g = c->aicIdx;
+  const uint32_t setNo = ++m.aicSets[g];
+  const uint32_t done = pipe == PIPE_FIX ? c->count[kPipeFix] : c->allDone[kPipeFix];
+  for (uint32_t s = 0; s < m.ratio; ++s) {
+    for (FixDelivery& d : m.cores[m.CoreId(g, false, s)].fixMail) {
+      if (d.cover == 0 && d.fixSeq <= done) d.cover = setNo;
+    }
+  }
+  return setNo;
+}
+
+// The AIC's Fixpipe posts a write for its AIV `sub`. Called without the lock.
+inline void PostFixDelivery(BlockCtx* c, uint32_t sub, FixDelivery&& d) {
+  MixGroup& m = *c->mix;
+  const uint32_t target = m.CoreId(c->aicIdx, false, sub);
+  if (c->gmOrder != nullptr) d.aivSetsSeen = c->gmOrder->vc.back()[target];
+  std::lock_guard<std::mutex> lock(m.mu);
+  m.cores[target].fixMail.push_back(std::move(d));
+}
+
+[[noreturn]] __attribute__((noinline, cold)) inline void FixRaceFail(const char* api, uint32_t off, uint32_t epoch,
+                                                                     const FixDelivery& d) {
+  Fail(api, Fmt("sync: this AIV accessed UB bytes [%u, %u) after its CrossCoreSetFlag #%u, and the AIC's Fixpipe "
+                "L0C -> UB (FIX op #%u) wrote them having received only %u of this AIV's sets: the access and the "
+                "write are not ordered (access them only after the CrossCoreWaitFlag that delivers the write, or "
+                "CrossCoreSetFlag after the access and have the AIC CrossCoreWaitFlag before its Fixpipe; "
+                "AMCT_SIM_CHECK_SYNC=0 disables the check)",
+                off, off + 32, epoch, d.fixSeq, d.aivSetsSeen));
+}
+
+// An AIV receives Fixpipe writes at a CrossCoreWaitFlag: each must land in its TPipe's
+// allocations, and no access of the AIV to those bytes may be unordered with the write
+// (BlockCtx::ubEpoch: the AIV's set count + 1 at its last access of each 32-B block).
+inline void ApplyFixDeliveries(BlockCtx* c, std::vector<FixDelivery>& got, const char* api) {
+  for (const FixDelivery& d : got) {
+    const uint64_t end = static_cast<uint64_t>(d.off) + static_cast<uint64_t>(d.rows - 1) * d.pitch + d.rowBytes;
+    if (c->pipe == nullptr || end > c->pipeOffset) {
+      Fail(api, Fmt("bounds: the AIC's Fixpipe L0C -> UB (FIX op #%u) wrote UB bytes [%u, %llu) of this AIV, beyond "
+                    "its TPipe allocations [0, %u) (allocate the destination with TPipe::InitBuffer on the AIV)",
+                    d.fixSeq, d.off, static_cast<unsigned long long>(end), c->pipe == nullptr ? 0u : c->pipeOffset));
+    }
+    for (uint32_t r = 0; r < d.rows; ++r) {
+      const uint32_t a = d.off + r * d.pitch;
+      if (!c->ubEpoch.empty()) {
+        for (uint32_t b = a >> 5; b < (a + d.rowBytes + 31) >> 5; ++b) {
+          const uint32_t e = c->ubEpoch[b];
+          if (e != 0 && e - 1 >= d.aivSetsSeen) FixRaceFail(api, b * 32, e - 1, d);
+          c->ubEpoch[b] = 0;
+        }
+      }
+      std::memcpy(c->ub + a, d.data.data() + static_cast<size_t>(r) * d.rowBytes, d.rowBytes);
+    }
+  }
 }
 
 // A meeting of `participants`: records this core's set; each round all have completed raises the targets.
@@ -212,6 +289,7 @@ inline void CrossCoreSet(int mode, pipe_t pipe, uint16_t flagId) {
   const int g = static_cast<int>(c->aicIdx);
   const CoreClock clock = CrossCoreClockAtSet(c, pipe);
   std::lock_guard<std::mutex> lock(m.mu);
+  const uint32_t aicSetNo = aic ? CoverFixDeliveries(m, c, pipe) : 0;
   switch (mode) {
     case 0: {
       const std::vector<uint32_t> all = RunningCores(m, aic, -1);
@@ -225,7 +303,7 @@ inline void CrossCoreSet(int mode, pipe_t pipe, uint16_t flagId) {
     }
     case 2:
       if (aic) {
-        for (uint32_t s = 0; s < m.ratio; ++s) CrossCoreRaise(m, m.CoreId(g, false, s), flagId, t, clock, kApi);
+        for (uint32_t s = 0; s < m.ratio; ++s) CrossCoreRaise(m, m.CoreId(g, false, s), flagId, t, clock, kApi, aicSetNo);
       } else {
         CrossCoreMeet(m, std::make_tuple(2, g, 0, flagId), self, RunningCores(m, false, g), {m.CoreId(g, true, 0)},
                       flagId, t, clock, kApi);
@@ -234,7 +312,7 @@ inline void CrossCoreSet(int mode, pipe_t pipe, uint16_t flagId) {
     default:  // 4
       if (aic) {
         const uint32_t sub = flagId >= 16 ? 1 : 0;
-        CrossCoreRaise(m, m.CoreId(g, false, sub), flagId - 16 * sub, t, clock, kApi);
+        CrossCoreRaise(m, m.CoreId(g, false, sub), flagId - 16 * sub, t, clock, kApi, aicSetNo);
       } else {
         CrossCoreRaise(m, m.CoreId(g, true, 0), flagId + 16 * c->subBlockIdx, t, clock, kApi);
       }
@@ -272,6 +350,7 @@ inline void CrossCoreWait(int mode, pipe_t pipe, uint16_t flagId) {
   const uint32_t self = SelfCore(c);
   double at = 0;
   CoreClock clock;
+  std::vector<FixDelivery> got;
   {
     std::unique_lock<std::mutex> lock(m.mu);
     MixGroup::Core& me = m.cores[self];
@@ -294,7 +373,19 @@ inline void CrossCoreWait(int mode, pipe_t pipe, uint16_t flagId) {
     me.counter[flagId].pop_front();
     clock = me.clocks[flagId].front();
     me.clocks[flagId].pop_front();
+    me.aicSetsSeen = std::max(me.aicSetsSeen, me.aicSet[flagId].front());
+    me.aicSet[flagId].pop_front();
+    size_t keep = 0;  // the Fixpipe writes this wait delivers
+    for (FixDelivery& d : me.fixMail) {
+      if (d.cover != 0 && d.cover <= me.aicSetsSeen) {
+        got.push_back(std::move(d));
+      } else {
+        me.fixMail[keep++] = std::move(d);
+      }
+    }
+    me.fixMail.resize(keep);
   }
+  if (!got.empty()) ApplyFixDeliveries(c, got, kApi);
   CrossCoreLearn(c, clock);
   AMCT_SIM_COST(c->cost, CrossCoreWait(at));
 }
@@ -302,6 +393,11 @@ inline void CrossCoreWait(int mode, pipe_t pipe, uint16_t flagId) {
 // After every core returned: counters and meetings must be settled.
 inline std::string MixEndError(const MixGroup& m) {
   for (uint32_t id = 0; id < m.cores.size(); ++id) {
+    if (!m.cores[id].fixMail.empty()) {
+      return Fmt("sync: %zu Fixpipe L0C -> UB write(s) of the AIC to %s were never received: the AIV did not "
+                 "CrossCoreWaitFlag for an AIC CrossCoreSetFlag on PIPE_FIX issued after the Fixpipe",
+                 m.cores[id].fixMail.size(), m.CoreName(id).c_str());
+    }
     for (int f = 0; f < kCrossFlags; ++f) {
       if (!m.cores[id].counter[f].empty()) {
         return Fmt("flags: the counter of flagId %d on %s is %zu at the end of the launch (a CrossCoreSetFlag without "
@@ -343,6 +439,7 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
                                                                  std::max<uint32_t>(1, blockDim * ratio));
   sh.cost = cost.get();
   m.cores.resize(cores);
+  m.aicSets.assign(blockDim, 0);
   m.runs.assign(blockDim, 1);
   for (uint32_t g = 0; g < blockDim; ++g) m.runs[g] = cost == nullptr || cost->Runs(g) ? 1 : 0;
   for (uint32_t g = 0; g < blockDim; ++g) m.live += m.runs[g] ? per : 0;
@@ -364,6 +461,12 @@ void LaunchMix(const char* kernel, uint32_t blockDim, uint32_t ratio, F&& runOne
       c->taskRatio = r == 0 ? 1 : ratio;
       c->blockIdx = r == 0 ? g : g * ratio + (r - 1);
       c->gmOrder = m.order.empty() ? nullptr : &m.order[id];
+      // An AIV's UB access epochs: the unordered-access check of the AIC's Fixpipe L0C -> UB writes.
+      if (r != 0 && c->gmOrder != nullptr) {
+        c->ubEpoch.assign(c->arenaBytes / 32, 0u);
+      } else {
+        c->ubEpoch.clear();
+      }
     });
     std::lock_guard<std::mutex> lock(m.mu);
     --m.live;

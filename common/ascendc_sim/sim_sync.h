@@ -16,7 +16,14 @@ namespace detail {
 
 inline EventInfo CheckEvent(const char* api, AscendC::HardEvent evt, int32_t id) {
   const EventInfo info = GetEventInfo(evt);
-  if (!info.vectorCore) {
+  const BlockCtx* c = t_ctx;
+  const bool onAic = c != nullptr && c->coreKind == kCoreAic;
+  if (info.cubeCore && !onAic) {
+    Fail(api, Fmt("flags: HardEvent::%s orders the AIC's cube pipes (MTE1, M, FIX): call it on the AIC of a MIX "
+                  "launch (if ASCEND_IS_AIC { ... })",
+                  info.name));
+  }
+  if (!info.vectorCore && !info.cubeCore) {
     Fail(api, Fmt("flags: HardEvent::%s is not a vector-core event (use MTE2_V, V_MTE2, MTE3_V, V_MTE3, V_V, "
                   "MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S)",
                   info.name));
@@ -51,10 +58,7 @@ inline void DoWaitFlag(AscendC::HardEvent evt, int32_t id) {
   f.set = false;
   AMCT_SIM_COST(c->cost, WaitFlag(static_cast<int>(evt), id, info.dst));
   if (info.dst == kPipeS) {
-    MergeSnap(c, kPipeS, f.snap);
-    MergeSnap(c, kPipeV, f.snap);
-    MergeSnap(c, kPipeMte2, f.snap);
-    MergeSnap(c, kPipeMte3, f.snap);
+    for (int q = 0; q < kPipes; ++q) MergeSnap(c, static_cast<Pipe>(q), f.snap);
   } else {
     MergeSnap(c, static_cast<Pipe>(info.dst), f.snap);
   }
@@ -67,9 +71,9 @@ inline void DoPipeBarrier(pipe_t pipe) {
   AMCT_SIM_COST(c->cost, Barrier(pipe));
   switch (pipe) {
     case PIPE_ALL:  // the scalar pipe too (it only counts under strict sync)
-      for (int p = kPipeS; p <= kPipeMte3; ++p) c->allDone[p] = c->count[p];  // cross-core flags (sim_gm_order.h)
-      for (int q = kPipeS; q <= kPipeMte3; ++q) {
-        for (int p = kPipeS; p <= kPipeMte3; ++p) {
+      for (int p = 0; p < kPipes; ++p) c->allDone[p] = c->count[p];  // cross-core flags (sim_gm_order.h)
+      for (int q = 0; q < kPipes; ++q) {
+        for (int p = 0; p < kPipes; ++p) {
           if (c->count[p] > c->known[q][p]) c->known[q][p] = c->count[p];
         }
       }
@@ -81,6 +85,17 @@ inline void DoPipeBarrier(pipe_t pipe) {
       break;
     case PIPE_MTE3:
       if (c->count[kPipeMte3] > c->known[kPipeMte3][kPipeMte3]) c->known[kPipeMte3][kPipeMte3] = c->count[kPipeMte3];
+      break;
+    case PIPE_M:
+    case PIPE_MTE1:
+    case PIPE_FIX:
+      // The AIC's in-order cube pipes: a barrier on one orders nothing the cube hazard model
+      // (sim_cube.h) checks, which are cross-pipe orderings only.
+      if (c->coreKind != kCoreAic) {
+        Fail(kApi, Fmt("flags: pipe %d is not a vector-core pipe (PIPE_V, PIPE_MTE2, PIPE_MTE3, PIPE_ALL; PIPE_M, "
+                       "PIPE_MTE1 and PIPE_FIX exist on the AIC only)",
+                       static_cast<int>(pipe)));
+      }
       break;
     case PIPE_S:
       Fail(kApi, "flags: PipeBarrier<PIPE_S> is not valid (PipeBarrier waits for a non-scalar pipe)");

@@ -254,6 +254,33 @@ static_assert(sizeof(half) == 2 && std::is_trivially_copyable<half>::value, "hal
 static_assert(sizeof(bfloat16_t) == 2 && std::is_trivially_copyable<bfloat16_t>::value, "bfloat16_t layout");
 
 // ---- compiler builtins (global): pipes and event ids; numeric values are the sim's own --------
+// The fixpipe's quantization modes (a builtin enum: the values as listed by the dav-3510 docs,
+// 矩阵计算的搬出/Fixpipe（L0C到UB数据搬运）.md, quantPre; the sim emulates NoQuant only).
+enum QuantMode_t {
+  NoQuant,
+  F322F16,
+  F322BF16,
+  DEQF16,
+  VDEQF16,
+  QF322B8_PRE,
+  VQF322B8_PRE,
+  REQ8,
+  VREQ8,
+  QF322FP8_PRE,
+  VQF322FP8_PRE,
+  QF322HIF8_PRE,
+  VQF322HIF8_PRE,
+  QF322HIF8_PRE_HYBRID,
+  VQF322HIF8_PRE_HYBRID,
+  QS322BF16_PRE,
+  VQS322BF16_PRE,
+  QF322F16_PRE,
+  VQF322F16_PRE,
+  QF322BF16_PRE,
+  VQF322BF16_PRE,
+  QF322F32_PRE,
+  VQF322F32_PRE
+};
 enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL };
 enum event_t : uint8_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 
@@ -340,6 +367,17 @@ enum class RoundMode : uint8_t {
 
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+// ---- the cube data path's enums (sim_cube.h) ----
+// impl/basic_api/utils/kernel_utils_mode.h
+enum class ClipReluMode { NOCLIP_RELU = 0, CLIP_RELU = 1 };
+enum class ReluMode { NO_RELU = 0, NORMAL_RELU = 1, SCALAR_RELU = 2, VECTOR_RELU = 3 };
+// include/basic_api/kernel_struct_fixpipe.h
+enum class CO2Layout : uint8_t {
+  NZ = 0,
+  ROW_MAJOR,    // ND Row
+  COLUMN_MAJOR  // ND Column
+};
 
 // Repeat-form constants.
 constexpr int32_t ONE_BLK_SIZE = 32;
