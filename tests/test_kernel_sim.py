@@ -1356,7 +1356,10 @@ class SimCubeDataPathTest(_ProgramTest):
             "cube_guard_overwrite_without_mte1_mte2", "cube_guard_odd_m_dual_dst", "cube_guard_nsize_not_multiple_of_16",
             "cube_guard_config_not_to_ub", "cube_guard_load_data_wrong_position", "cube_guard_aiv_reads_before_wait",
             "cube_guard_aiv_never_waits", "cube_guard_delivery_beyond_aiv_buffers", "cube_guard_aiv_calls_mmad",
-            "cube_guard_ub_view_on_aiv", "cube_sync_check_off_lets_missing_flag_pass"], arches=(3510,))
+            "cube_guard_ub_view_on_aiv", "cube_sync_check_off_lets_missing_flag_pass",
+            "cube_guard_small_accumulation_without_pipe_m_barrier", "cube_small_accumulation_after_pipe_m_barrier",
+            "cube_mmad_zero_k_is_not_refused",
+            "cube_guard_nd2nz_matrix_stride_not_32_bytes"], arches=(3510,))
 
     def test_cube_queue_edges(self):
         self.assertChecks(["cube_tque_edges_order_the_chain", "cube_tque_edges_values_bitexact_vs_bruteforce",

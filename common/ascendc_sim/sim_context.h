@@ -333,6 +333,10 @@ struct BlockCtx {
   std::vector<uint8_t> cubeMem[4];
   uint32_t cubeOffset[4] = {0, 0, 0, 0};
   std::vector<uint32_t> cubeW[4], cubeR[4];
+  // The latest Mmad's op number and L0C bytes (Mmad.md: small accumulating Mmads need
+  // PipeBarrier<PIPE_M> between them; sim_cube.h CheckSmallAccumulation).
+  uint32_t lastMmadSeq = 0, lastMmadOff = 0;
+  uint64_t lastMmadBytes = 0;
   // An AIV of a MIX launch with the sync check on: per 32-B UB block, 1 + its CrossCoreSetFlag count
   // at its last V/MTE2/MTE3 access (0: none since the last Fixpipe write it received; sim_mix.h).
   std::vector<uint32_t> ubEpoch;

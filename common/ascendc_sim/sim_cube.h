@@ -310,8 +310,9 @@ constexpr bool kIsCube16 = std::is_same<T, bfloat16_t>::value || std::is_same<T,
 inline BlockCtx* CubeCtx(const char* api) {
   BlockCtx* c = Ctx(api);
   if (c->coreKind != kCoreAic || c->mix == nullptr) {
-    Fail(api, "the cube data path (L1/L0A/L0B/L0C) belongs to the AIC of a MIX launch: call it in if ASCEND_IS_AIC "
-              "{ ... } of a kernel launched with amct_sim::LaunchMix");
+    Fail(api, "the cube data path (L1/L0A/L0B/L0C) is emulated on the AIC of a MIX launch only (an AIV's call, which "
+              "the hardware forwards to the AIC, is not): call it in if ASCEND_IS_AIC { ... } of a kernel launched with "
+              "amct_sim::LaunchMix");
   }
   return c;
 }
@@ -398,7 +399,8 @@ inline void CubeAccess(BlockCtx* c, int mem, Pipe q, bool write, uint32_t seq, u
 }
 
 inline void CheckNd2Nz(const char* api, uint32_t ndNum, uint32_t nValue, uint64_t dValue, uint64_t srcNdMatrixStride,
-                       uint64_t srcDValue, uint32_t c0Stride, uint32_t nStride, uint32_t dstMatrixStride) {
+                       uint64_t srcDValue, uint32_t c0Stride, uint32_t nStride, uint32_t dstMatrixStride,
+                       uint32_t elemBytes) {
   auto range = [&](const char* name, uint64_t v, uint64_t lo, uint64_t hi) {
     if (v < lo || v > hi) {
       Fail(api, Fmt("parameters: Nd2NzParams.%s = %llu is not in [%llu, %llu]", name, static_cast<unsigned long long>(v),
@@ -413,6 +415,11 @@ inline void CheckNd2Nz(const char* api, uint32_t ndNum, uint32_t nValue, uint64_
   range("dstNzC0Stride", c0Stride, 1, 16384);
   range("dstNzNStride", nStride, 1, 16384);
   range("dstNzMatrixStride", dstMatrixStride, 0, 16384);
+  if (ndNum > 1 && (dstMatrixStride * elemBytes) % 32 != 0) {
+    Fail(api, Fmt("parameters: Nd2NzParams.dstNzMatrixStride %u elements is not a whole number of 32-B blocks, which "
+                  "the hardware would truncate (ndNum %u > 1): not emulated",
+                  dstMatrixStride, ndNum));
+  }
   if (srcDValue < dValue) {
     Fail(api, Fmt("parameters: Nd2NzParams.srcDValue %llu < dValue %llu (a source row holds srcDValue elements)",
                   static_cast<unsigned long long>(srcDValue), static_cast<unsigned long long>(dValue)));
@@ -428,7 +435,7 @@ inline void DataCopyNd2NzImpl(const AscendC::LocalTensor<T>& dst, const AscendC:
   const uint32_t ndNum = p.ndNum, nValue = p.nValue;
   const uint64_t dValue = p.dValue;
   CheckNd2Nz(kApi, ndNum, nValue, dValue, p.srcNdMatrixStride, p.srcDValue, p.dstNzC0Stride, p.dstNzNStride,
-             p.dstNzMatrixStride);
+             p.dstNzMatrixStride, sizeof(T));
   if (ndNum == 0 || nValue == 0 || dValue == 0) return;  // documented NOPs
   constexpr uint32_t c0 = 32 / sizeof(T);
   const uint64_t colBlocks = (dValue + c0 - 1) / c0;
@@ -498,6 +505,20 @@ inline void LoadData2dV2Impl(const AscendC::LocalTensor<T>& dst, const AscendC::
   }
 }
 
+// Mmad.md (同步优化说明): an Mmad accumulating onto L0C the previous Mmad wrote needs
+// PipeBarrier<PIPE_M> between the two when (m / 16) * (n / 16) < 10; larger ones the hardware
+// orders itself.
+inline void CheckSmallAccumulation(BlockCtx* c, const char* api, const AscendC::MmadParams& p, uint32_t off,
+                                   uint64_t bytes) {
+  if (!c->checkSync || p.cmatrixInitVal || (p.m / 16) * (p.n / 16) >= 10 || c->lastMmadSeq == 0) return;
+  const bool overlaps = off < c->lastMmadOff + c->lastMmadBytes && c->lastMmadOff < off + bytes;
+  if (overlaps && c->known[kPipeM][kPipeM] < c->lastMmadSeq) {
+    Fail(api, Fmt("sync: this Mmad (m %u, n %u: (m / 16) * (n / 16) < 10) accumulates onto L0C the previous Mmad "
+                  "writes, without PipeBarrier<PIPE_M> between them (Mmad.md; AMCT_SIM_CHECK_SYNC=0 disables the check)",
+                  static_cast<uint32_t>(p.m), static_cast<uint32_t>(p.n)));
+  }
+}
+
 // Mmad L0A (Nz) x L0B (Zn) -> L0C (Nz), fp32 accumulation in K order (the AIC's M pipe).
 template <class T, class U, class S>
 inline void MmadImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& fm,
@@ -505,9 +526,8 @@ inline void MmadImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTen
   static const char* const kApi = "Mmad";
   BlockCtx* c = CubeCtx(kApi);
   const uint32_t m = p.m, n = p.n, k = p.k;
-  if (m == 0 || n == 0 || k == 0 || m > 4095 || n > 4095 || k > 4095) {
-    Fail(kApi, Fmt("parameters: m %u, n %u, k %u must be in [1, 4095]", m, n, k));
-  }
+  if (m > 4095 || n > 4095 || k > 4095) Fail(kApi, Fmt("parameters: m %u, n %u, k %u must be in [0, 4095]", m, n, k));
+  if (m == 0 || n == 0 || k == 0) return;  // documented NOP (Mmad.md)
   if (p.isBias || p.cmatrixSource) Fail(kApi, "isBias / cmatrixSource (a bias from the BT buffer) are not emulated");
   if (p.unitFlag != 0) Fail(kApi, Fmt("unitFlag %u is not emulated (0 only)", p.unitFlag));
 #if __NPU_ARCH__ == 3510
@@ -519,7 +539,11 @@ inline void MmadImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTen
   const CubeOpnd a = CheckCubeOpnd(c, kApi, "fm", fm, {AscendC::TPosition::A2}, 512, uint64_t{m1} * k1 * 512);
   const CubeOpnd b = CheckCubeOpnd(c, kApi, "filter", filter, {AscendC::TPosition::B2}, 512, uint64_t{k1} * n1 * 512);
   const CubeOpnd o = CheckCubeOpnd(c, kApi, "dst", dst, {AscendC::TPosition::CO1}, 1024, uint64_t{m1} * n1 * 1024);
+  CheckSmallAccumulation(c, kApi, p, o.off, uint64_t{m1} * n1 * 1024);
   const uint32_t seq = BeginOp(c, kPipeM);
+  c->lastMmadSeq = seq;
+  c->lastMmadOff = o.off;
+  c->lastMmadBytes = uint64_t{m1} * n1 * 1024;
   CubeAccess(c, kCubeL0a, kPipeM, false, seq, a.off, uint64_t{m1} * k1 * 512, kApi);
   CubeAccess(c, kCubeL0b, kPipeM, false, seq, b.off, uint64_t{k1} * n1 * 512, kApi);
   CubeAccess(c, kCubeL0c, kPipeM, true, seq, o.off, uint64_t{m1} * n1 * 1024, kApi);

@@ -89,8 +89,9 @@ inline void DoPipeBarrier(pipe_t pipe) {
     case PIPE_M:
     case PIPE_MTE1:
     case PIPE_FIX:
-      // The AIC's in-order cube pipes: a barrier on one orders nothing the cube hazard model
-      // (sim_cube.h) checks, which are cross-pipe orderings only.
+      // The AIC's cube pipes: the cube hazard model (sim_cube.h) checks cross-pipe orderings, and
+      // of one pipe only PIPE_M's barrier between small accumulating Mmads (Mmad.md).
+      if (pipe == PIPE_M && c->count[kPipeM] > c->known[kPipeM][kPipeM]) c->known[kPipeM][kPipeM] = c->count[kPipeM];
       if (c->coreKind != kCoreAic) {
         Fail(kApi, Fmt("flags: pipe %d is not a vector-core pipe (PIPE_V, PIPE_MTE2, PIPE_MTE3, PIPE_ALL; PIPE_M, "
                        "PIPE_MTE1 and PIPE_FIX exist on the AIC only)",

@@ -72,7 +72,7 @@ namespace amct_sim {
 namespace cube {
 // Buffer sizes of the AI core's cube side (asc-devkit impl/basic_api/utils/kernel_utils_constants.h:
 // TOTAL_L0A_SIZE = TOTAL_L0B_SIZE = 64 KB on both; dav-2201 TOTAL_L1_SIZE = 512 KB (less
-// KFC_L1_RESERVER_SIZE, 0 when not using the KFC server), TOTAL_L0C_SIZE = 128 KB; dav-3510
+// KFC_L1_RESERVER_SIZE, 128 B by default; the sim does not subtract it), TOTAL_L0C_SIZE = 128 KB; dav-3510
 // TOTAL_L1_SIZE = 512 KB, TOTAL_L0C_SIZE = 256 KB).
 constexpr uint32_t kL0aBytes = 64 * 1024;
 constexpr uint32_t kL0bBytes = 64 * 1024;

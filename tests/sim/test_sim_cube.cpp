@@ -100,7 +100,7 @@ void CapacityTests() {
       }
     });
   });
-  ExpectError("cube_guard_nd2nz_on_aiv", {"DataCopy(GM->L1, Nd2NzParams)", "belongs to the AIC"}, [] {
+  ExpectError("cube_guard_nd2nz_on_aiv", {"DataCopy(GM->L1, Nd2NzParams)", "emulated on the AIC of a MIX launch only"}, [] {
     std::vector<bfloat16_t> a(1024, bfloat16_t(1.0f));
     amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
     simtest::Run1([&] {
@@ -353,7 +353,7 @@ void ChainTests() {
     Data d(13);
     ExpectError(g.name, g.needles, [&] { Run(d, g.v); });
   }
-  ExpectError("cube_guard_aiv_calls_mmad", {"Mmad", "belongs to the AIC of a MIX launch"}, [] {
+  ExpectError("cube_guard_aiv_calls_mmad", {"Mmad", "emulated on the AIC of a MIX launch only"}, [] {
     amct_sim::GmScope scope{};
     amct_sim::LaunchMix("cube_aiv", 1, 2, [] {
       if ASCEND_IS_AIV {
@@ -496,6 +496,68 @@ void QueueTests() {
   Check("cube_tque_edges_values_bitexact_vs_bruteforce", d.Matches());
   SmallData e;
   ExpectError("cube_guard_tque_without_l1_edge", {"LoadData", "HardEvent::MTE2_MTE1", "TQue<A1/B1>"}, [&] { run(e, false); });
+}
+
+// Two 16 x 16 Mmads back to back on the same L0C, the second accumulating: small ((m / 16) * (n / 16)
+// = 1 < 10), so Mmad.md asks for PipeBarrier<PIPE_M> between them (nothing else orders them here).
+void BackToBackMmads(bool mBarrier) {
+  amct_sim::GmScope scope{};
+  amct_sim::LaunchMix("cube_back_to_back", 1, 2, [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+      TPipe pipe;
+      TBuf<TPosition::A2> a2;
+      TBuf<TPosition::B2> b2;
+      TBuf<TPosition::CO1> co1;
+      pipe.InitBuffer(a2, 512);
+      pipe.InitBuffer(b2, 512);
+      pipe.InitBuffer(co1, 1024);
+      LocalTensor<bfloat16_t> la = a2.Get<bfloat16_t>(), lb = b2.Get<bfloat16_t>();
+      LocalTensor<float> lc = co1.Get<float>();
+      Mmad(lc, la, lb, MmadParams(16, 16, 16, 0, false, true));
+      if (mBarrier) PipeBarrier<PIPE_M>();
+      Mmad(lc, la, lb, MmadParams(16, 16, 16, 0, false, false));
+    }
+  });
+}
+
+// ---- Mmad with m, n or k = 0 is a NOP (Mmad.md); ND2NZ refuses a matrix stride the hardware truncates ----
+void NopAndStrideTests() {
+  ExpectError("cube_guard_small_accumulation_without_pipe_m_barrier",
+              {"Mmad", "(m / 16) * (n / 16) < 10", "without PipeBarrier<PIPE_M>"}, [] { BackToBackMmads(false); });
+  ExpectOk("cube_small_accumulation_after_pipe_m_barrier", [] { BackToBackMmads(true); });
+  ExpectOk("cube_mmad_zero_k_is_not_refused", [&] {
+    amct_sim::GmScope scope{};
+    amct_sim::LaunchMix("cube_nop", 1, 2, [&] {
+      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+      if ASCEND_IS_AIC {
+        TPipe pipe;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::CO1> co1;
+        pipe.InitBuffer(a2, 512);
+        pipe.InitBuffer(b2, 512);
+        pipe.InitBuffer(co1, 1024);
+        LocalTensor<float> lc = co1.Get<float>();
+        Mmad(lc, a2.Get<bfloat16_t>(), b2.Get<bfloat16_t>(), MmadParams(16, 16, 0, 0, false, true));
+      }
+    });
+  });
+  ExpectError("cube_guard_nd2nz_matrix_stride_not_32_bytes", {"dstNzMatrixStride 8 elements", "not emulated"}, [] {
+    std::vector<bfloat16_t> a(4096, bfloat16_t(1.0f));
+    amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
+    amct_sim::LaunchMix("cube_nd2nz", 1, 2, [&] {
+      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+      if ASCEND_IS_AIC {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        pipe.InitBuffer(a1, 16384);
+        GlobalTensor<bfloat16_t> ga;
+        ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(a.data()), a.size());
+        DataCopy(a1.Get<bfloat16_t>(), ga, Nd2NzParams(2, 16, 32, 1024, 32, 16, 1, 8));
+      }
+    });
+  });
 }
 
 // ---- ND2NZ's zero padding: K = 40 fills 3 Z columns of 16; an Mmad over k = 48 sees zeros there ----
@@ -683,6 +745,7 @@ int main() {
   QueueTests();
   PaddingTest();
   WarTests();
+  NopAndStrideTests();
   CostTests();
 #endif
   return simtest::Finish();
