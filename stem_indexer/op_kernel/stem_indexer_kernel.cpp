@@ -42,10 +42,12 @@
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares and a count) searched from the previous row's hi threshold (the rows of a group
 //      score the same keys: their thresholds lie close; the first row within its digit range, a
-//      vector min and max): a probe there, one where the digit density the previous row met
-//      puts the crossing (rows of >= 128 candidates), steps of 1, 2, 4 ... until the count
-//      crosses K, then bisection alternating with interpolation, ended by a scalar pass over at
-//      most 16 lanes (on rows of > 256 lanes only for a bracket of > 8 values); then, only when
+//      vector min and max): a probe there, then probes where the score density (lanes per unit
+//      of score value: the previous row's for the first jump, on rows of >= 128 candidates, then
+//      the secant of the last two probes) puts the crossing, each at least 1, 2, 4 ... digits
+//      on, until the count crosses K, then bisection alternating with interpolation (in score
+//      values), ended by a scalar pass over at most 16 lanes (on rows of > 256 lanes only for a
+//      bracket of > 8 values); then, only when
 //      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
@@ -128,6 +130,12 @@ __aicore__ inline uint32_t FloatBits(float f) {
   union { float f; uint32_t u; } v;
   v.f = f;
   return v.u;
+}
+
+__aicore__ inline float BitsFloat(uint32_t u) {
+  union { uint32_t u; float f; } v;
+  v.u = u;
+  return v.f;
 }
 
 // ---- the Top-K budget (§5) on the scalar unit -------------------------------------------------
@@ -225,16 +233,32 @@ constexpr uint32_t kScalarCountLanes = 256;
 // between its first probe and its answer.
 struct RankHint {
   int32_t threshold = 0;
-  float slope = 0.0f;
+  float slope = 0.0f;  // lanes per unit of score value (DigitValue)
   bool valid = false;
   bool hasSlope = false;
 };
-// Rank's density-guided jump: at least this many lanes per digit value assumed, at most this
-// many values far.
-constexpr float kMinSlope = 0.0625f;
-constexpr float kMaxJump = 256.0f;
-// ... on searches over at least this many lanes (on fewer the density is too noisy a guide).
+// Rank's density-guided jump only on searches over at least this many lanes (on fewer the
+// density is too noisy a guide).
 constexpr uint32_t kMinJumpLanes = 128;
+
+// The hi digit seen as a score value, for the hi search's guesses only (any probe is exact: it
+// only orders the counts). In digits the scores crowd toward zero (an exponent range per 128
+// digits, the two signs at either end of a gap of some 30000 digits), so that a step or an
+// interpolation counted in digits lands far off near zero; in values the scores' density is
+// smooth. DigitValue(h) is the value of the key with hi digit h and lo digit 0 (the digit
+// clamped to finite values), monotone in h; ValueDigit is its inverse (a NaN or infinite value
+// gives a digit the search clamps to its bracket).
+constexpr int32_t kHiFiniteTop = 32639;  // the hi digit of the largest finite values
+__aicore__ inline float DigitValue(int32_t h) {
+  h = h > kHiFiniteTop ? kHiFiniteTop : (h < -kHiFiniteTop - 1 ? -kHiFiniteTop - 1 : h);
+  return h >= 0 ? BitsFloat(static_cast<uint32_t>(h) << 16) : -BitsFloat(static_cast<uint32_t>(-h - 1) << 16);
+}
+__aicore__ inline int32_t ValueDigit(float x) {
+  const uint32_t b = FloatBits(x);
+  return (b >> 31) == 0 ? static_cast<int32_t>(b >> 16) : -static_cast<int32_t>((b & 0x7FFFFFFFu) >> 16) - 1;
+}
+// The gallop's probes aim this many lanes past the crossing the density predicts.
+constexpr float kGallopMargin = 0.5f;
 
 // A Top-K row of the current group.
 struct GroupRow {
@@ -886,23 +910,27 @@ class StemIndexer {
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
   // Values are integers in fp32. With a valid `hint` (the previous row's search: rows of a group
   // score the same keys, so their thresholds lie close), the search first probes the hint's
-  // threshold, then, given the hint's digit density (counted lanes per digit value), the value
-  // where that density puts the crossing, then steps of 1, 2, 4 ... on in the same direction
-  // until the count crosses need, then bisects: a threshold near the hint costs 2-4 counts
-  // instead of a digit range and a dozen. Any hint is exact (it only orders the probes); the
-  // gallop ends within 18 probes. Updates the hint.
+  // threshold, then gallops on in the same direction: each probe where the score density
+  // (counted lanes per unit of score value, DigitValue: the hint's for the first jump, then the
+  // secant of the last two probes) puts the crossing of need, but at least 1, 2, 4 ... digits
+  // on, until the count crosses need; then it bisects: a threshold near the hint costs 2-4
+  // counts instead of a digit range and a dozen. Any hint is exact (it only orders the probes);
+  // the gallop ends within 18 probes. With `hint` (the hi digit) the interpolations are in score
+  // values, else (the lo digit, linear in value) in digits. Updates the hint.
   // `part`: a row buffer free meanwhile (CountAtLeast).
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                              uint32_t lanes, const LocalTensor<float>& part, RankHint* hint = nullptr) {
     const bool gallop = hint != nullptr && hint->valid;
     Probe firstProbe{0, 0};
-    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, firstProbe);
+    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, hint != nullptr,
+                         firstProbe);
     if (hint != nullptr) {
-      if (gallop && k.threshold != firstProbe.at) {
-        const int32_t d = k.threshold > firstProbe.at ? k.threshold - firstProbe.at : firstProbe.at - k.threshold;
-        const uint32_t dc = k.atLeast > firstProbe.count ? k.atLeast - firstProbe.count : firstProbe.count - k.atLeast;
-        hint->slope = static_cast<float>(dc) / static_cast<float>(d);
-        hint->hasSlope = true;
+      if (k.threshold != firstProbe.at && firstProbe.count != k.atLeast) {
+        const float slope = Slope(firstProbe, Probe{k.threshold, k.atLeast});
+        if (slope > 0.0f) {
+          hint->slope = slope;
+          hint->hasSlope = true;
+        }
       }
       hint->threshold = k.threshold;
       hint->valid = true;
@@ -915,9 +943,42 @@ class StemIndexer {
     uint32_t count;
   };
 
+  // Lanes per unit of value between two probes of other counts (0 when the values coincide or
+  // are not finite).
+  __aicore__ inline float Slope(const Probe& a, const Probe& b) {
+    const float dx = DigitValue(a.at) - DigitValue(b.at);
+    const float dc = static_cast<float>(a.count) - static_cast<float>(b.count);
+    const float slope = dc / dx;  // both fall or rise together: count falls as the value grows, dx and dc differ in sign
+    const float m = slope < 0.0f ? -slope : slope;
+    return m > 0.0f && m < 3.0e38f ? m : 0.0f;
+  }
+
+  // The hi search's next probe while it gallops from its last probe `last` (count >= need: `up`,
+  // the answer lies above; else below): the value where the density `slope` (lanes per unit of
+  // value, 0: unknown) puts the crossing of need, kGallopMargin lanes past it, as a digit; at
+  // least `minStep` digits from `last`.
+  __aicore__ inline int32_t GallopProbe(const Probe& last, uint32_t need, bool up, float slope, int32_t minStep) {
+    int32_t d = 0;
+    if (slope > 0.0f) {
+      const float off = up ? static_cast<float>(last.count - need) + 1.0f + kGallopMargin
+                           : static_cast<float>(need - last.count) + kGallopMargin;
+      const float x0 = DigitValue(last.at);
+      const int32_t target = ValueDigit(up ? x0 + off / slope : x0 - off / slope);
+      d = up ? target - last.at : last.at - target;
+    }
+    d = d < minStep ? minStep : (d > (1 << 16) ? (1 << 16) : d);
+    return up ? last.at + d : last.at - d;
+  }
+
+  // The value interpolation of the count between lo (atLeast) and hi + 1 (above), as a digit.
+  __aicore__ inline int32_t ValueGuess(int32_t lo, int32_t hi, uint32_t need, uint32_t atLeast, uint32_t above) {
+    const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
+    return ValueDigit(DigitValue(lo) * (1.0f - frac) + DigitValue(hi + 1) * frac);
+  }
+
   __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                                uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
-                               Probe& firstProbe) {
+                               bool values, Probe& firstProbe) {
     if (lanes > kScalarCountLanes) Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));  // CountAtLeast's ones
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
@@ -926,27 +987,29 @@ class StemIndexer {
     uint32_t probes = 0;
     bool up = true;
     int32_t step = 1;
+    Probe last{0, 0}, before{0, 0};
     while (lo < hi) {
       if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
         return Finish(v, lo, hi, need, above, atLeast - above, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
-      // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
-      // bisection bounds the worst case at twice its 16 steps.
+      // hi + 1; interpolation guesses where it crosses need (fast on smooth densities: in score
+      // values for the hi digit), bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
       if (gallop && probes == 0) {
         mid = hint.threshold;
-      } else if (gallop && probes == 1 && hint.hasSlope && candidates >= kMinJumpLanes) {
-        // count(v >= hint + d) ~ first count - slope * d: the largest d keeping it >= need.
-        const float slope = hint.slope > kMinSlope ? hint.slope : kMinSlope;
-        const float lanesOff = static_cast<float>(firstProbe.count) - static_cast<float>(need);
-        float jump = lanesOff / slope;
-        jump = jump > kMaxJump ? kMaxJump : (jump < -kMaxJump ? -kMaxJump : jump);
-        const int32_t d = static_cast<int32_t>(jump);  // toward zero: up, floor; down, ceil of |d|
-        mid = firstProbe.at + (up ? d : d - (static_cast<float>(d) != jump ? 1 : 0));
       } else if (gallop) {
-        mid = up ? lo + step : hi + 1 - step;
+        // The density: the previous row's for the first jump, then the last two probes' secant.
+        float slope = 0.0f;
+        if (probes == 1) {
+          slope = hint.hasSlope && candidates >= kMinJumpLanes ? hint.slope : 0.0f;
+        } else if (last.count != before.count) {
+          slope = Slope(last, before);
+        }
+        mid = GallopProbe(last, need, up, slope, step);  // at least 1, 2, 4, ... digits: <= 17 steps
         step = step < (1 << 16) ? 2 * step : step;
+      } else if (interpolate && values) {
+        mid = ValueGuess(lo, hi, need, atLeast, above);
       } else if (interpolate) {
         const float span = static_cast<float>(hi - lo + 1);
         const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
@@ -964,8 +1027,10 @@ class StemIndexer {
         hi = mid - 1;
         above = c;
       }
+      before = last;
+      last = Probe{mid, c};
+      if (probes == 0) firstProbe = last;
       if (gallop && probes == 0) {
-        firstProbe = Probe{mid, c};
         up = reached;  // the answer lies at or above the first probe, or below it
       } else if (gallop && reached != up) {
         gallop = false;  // bracketed: bisection and interpolation from here
