@@ -40,7 +40,8 @@
 //      are never counted. hi is built from the row's scores when the row is selected: the
 //      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
-//      Compares and a count) searched from the previous row's hi threshold (the rows of a group
+//      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
+//      exact there, else in fp32) searched from the previous row's hi threshold (the rows of a group
 //      score the same keys: their thresholds lie close; the first row within its digit range, a
 //      vector min and max): a probe there, then probes where the score density (lanes per unit
 //      of score value: the previous row's for the first jump, on rows of >= 128 candidates, then
@@ -217,17 +218,19 @@ struct Kth {
 
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
-// On rows of more than kScalarCountLanes lanes (counted by vector reductions), a bracket of few
-// lanes ends with that scalar pass only when it spans more than 2^kFinishSpan values: the pass
-// reads the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, about two
-// counts' worth at 1024 lanes; a narrower bracket is bisected.
+// On rows of more than kShortRowLanes lanes, a bracket of few lanes ends with that scalar pass
+// only when it spans more than 2^kFinishSpan values: the pass reads the row's mask 64 bits at a
+// time (17 cycles each) up to its last bracket lane, about two counts' worth at 1024 lanes; a
+// narrower bracket is bisected.
 constexpr int32_t kFinishSpan = 3;
+constexpr uint32_t kShortRowLanes = 256;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
-// Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
-// 64-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
-// than the 17-cycle scalar UB reads of more than 4 mask words.
-constexpr uint32_t kScalarCountLanes = 256;
+// Rows of at most this many lanes count a compare mask in half: a Select of half ones (half the
+// repeats of fp32) and two half sums, exact as half holds every integer up to 2048 (a count of a
+// row of 256 lanes so costs less than the scalar popcount of its four 64-bit mask words, 17
+// cycles a read); longer rows in fp32.
+constexpr uint32_t kHalfCountLanes = 2048;
 
 // Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
 // between its first probe and its answer.
@@ -890,21 +893,35 @@ class StemIndexer {
     highest = static_cast<int32_t>(ReduceAll<Reduce::kMax>(scratch_, lanes));
   }
 
-  // Lanes of v that are >= t. Rows of more than kScalarCountLanes lanes: counted by Selects of
-  // scratch_ (all ones, filled by Search) into `part`, summed by the vector unit.
+  // Lanes of v that are >= t: a Compares, a Select of scratch_'s ones (filled by Search: half
+  // ones on rows of at most kHalfCountLanes lanes, else fp32) into `part`, summed by the vector
+  // unit.
   __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes,
                                           const LocalTensor<float>& part) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
-    if (lanes <= kScalarCountLanes) {
-      WaitForPipe<HardEvent::V_S>();
-      LocalTensor<uint64_t> words = Mask(kAux).ReinterpretCast<uint64_t>();
-      uint32_t count = 0;
-      for (uint32_t w = 0; w < lanes / 64; ++w) count += PopCount64(words.GetValue(w));
-      WaitForPipe<HardEvent::S_V>();
-      return count;
+    if (lanes <= kHalfCountLanes) {
+      const LocalTensor<half> ones = scratch_.ReinterpretCast<half>();
+      const LocalTensor<half> marks = part.ReinterpretCast<half>();
+      Select(marks, Mask(kAux), ones, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+      return HalfSum(marks, lanes);
     }
     Select(part, Mask(kAux), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     return Sum(part, lanes);
+  }
+
+  // The sum of the 0/1 halves x[0, lanes), lanes <= kHalfCountLanes: one reduction per repeat (128
+  // lanes), one of the repeats' sums, one scalar read.
+  __aicore__ inline uint32_t HalfSum(const LocalTensor<half>& x, uint32_t lanes) {
+    LocalTensor<half> part = partBuf_.Get<half>();
+    LocalTensor<half> total = part2Buf_.Get<half>();
+    const int32_t repeats = static_cast<int32_t>(lanes / (2 * kRepeatLanes));
+    const AscendC::ReduceOrder order = AscendC::ReduceOrder::ORDER_ONLY_VALUE;
+    ReduceEachRepeat<Reduce::kSum>(part, x, static_cast<int32_t>(2 * kRepeatLanes), repeats, 1, 1, 8, order);
+    ReduceEachRepeat<Reduce::kSum>(total, part, repeats, 1, 1, 1, 8, order);
+    WaitForPipe<HardEvent::V_S>();
+    const float count = static_cast<float>(total.GetValue(0));
+    WaitForPipe<HardEvent::S_V>();
+    return static_cast<uint32_t>(count);
   }
 
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
@@ -979,7 +996,11 @@ class StemIndexer {
   __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                                uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
                                bool values, Probe& firstProbe) {
-    if (lanes > kScalarCountLanes) Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));  // CountAtLeast's ones
+    if (lanes > kHalfCountLanes) {  // CountAtLeast's ones
+      Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
+    } else {
+      Duplicate(scratch_.ReinterpretCast<half>(), half(1.0f), static_cast<int32_t>(lanes));
+    }
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
     const uint32_t candidates = atLeast;
@@ -989,7 +1010,7 @@ class StemIndexer {
     int32_t step = 1;
     Probe last{0, 0}, before{0, 0};
     while (lo < hi) {
-      if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
+      if (atLeast - above <= kScalarFinish && (lanes <= kShortRowLanes || hi - lo >= (1 << kFinishSpan))) {
         return Finish(v, lo, hi, need, above, atLeast - above, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
