@@ -47,8 +47,8 @@
 //      of score value: the previous row's for the first jump, on rows of >= 128 candidates, then
 //      the secant of the last two probes) puts the crossing, each at least 1, 2, 4 ... digits
 //      on, until the count crosses K, then bisection alternating with interpolation (in score
-//      values), ended by a scalar pass over at most 16 lanes (on rows of > 256 lanes only for a
-//      bracket of > 8 values); then, only when
+//      values), ended by a scalar pass over at most 16 lanes (on rows of > 256 lanes over at most
+//      8 lanes spanning > 8 values); then, only when
 //      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
@@ -218,10 +218,12 @@ struct Kth {
 
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
-// On rows of more than kShortRowLanes lanes, a bracket of few lanes ends with that scalar pass
-// only when it spans more than 2^kFinishSpan values: the pass reads the row's mask 64 bits at a
-// time (17 cycles each) up to its last bracket lane, about two counts' worth at 1024 lanes; a
-// narrower bracket is bisected.
+// On rows of more than kShortRowLanes lanes, a bracket ends with that scalar pass only when it
+// holds at most kLongRowFinish lanes and spans more than 2^kFinishSpan values: the pass reads
+// the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, and each of
+// its lanes (17 cycles), about two counts' worth at 1024 lanes; a narrower or fuller bracket is
+// bisected (and interpolated).
+constexpr uint32_t kLongRowFinish = 8;
 constexpr int32_t kFinishSpan = 3;
 constexpr uint32_t kShortRowLanes = 256;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
@@ -1010,8 +1012,9 @@ class StemIndexer {
     int32_t step = 1;
     Probe last{0, 0}, before{0, 0};
     while (lo < hi) {
-      if (atLeast - above <= kScalarFinish && (lanes <= kShortRowLanes || hi - lo >= (1 << kFinishSpan))) {
-        return Finish(v, lo, hi, need, above, atLeast - above, lanes);
+      const uint32_t inside = atLeast - above;
+      if (lanes <= kShortRowLanes ? inside <= kScalarFinish : (inside <= kLongRowFinish && hi - lo >= (1 << kFinishSpan))) {
+        return Finish(v, lo, hi, need, above, inside, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
       // hi + 1; interpolation guesses where it crosses need (fast on smooth densities: in score
