@@ -44,9 +44,9 @@
 //      exact there, else in fp32) searched from the previous row's hi threshold (the rows of a group
 //      score the same keys: their thresholds lie close; the first row within its digit range, a
 //      vector min and max): a probe there, then probes where the score density (lanes per unit
-//      of score value: the previous row's for the first jump, on rows of >= 128 candidates, then
-//      the secant of the last two probes) puts the crossing, each at least 1, 2, 4 ... digits
-//      on, until the count crosses K, then bisection alternating with interpolation (in score
+//      of score value: the previous row's for the first jump, then the secant of the last two
+//      probes) puts the crossing, each at least 1, 2, 4 ... digits on, until the count crosses
+//      K, then bisection alternating with interpolation (in score
 //      values), ended by a scalar pass over at most 16 lanes (on rows of > 256 lanes over at most
 //      8 lanes spanning > 8 values); then, only when
 //      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
@@ -242,10 +242,6 @@ struct RankHint {
   bool valid = false;
   bool hasSlope = false;
 };
-// Rank's density-guided jump only on searches over at least this many lanes (on fewer the
-// density is too noisy a guide).
-constexpr uint32_t kMinJumpLanes = 128;
-
 // The hi digit seen as a score value, for the hi search's guesses only (any probe is exact: it
 // only orders the counts). In digits the scores crowd toward zero (an exponent range per 128
 // digits, the two signs at either end of a gap of some 30000 digits), so that a step or an
@@ -1005,7 +1001,6 @@ class StemIndexer {
     }
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
-    const uint32_t candidates = atLeast;
     bool interpolate = false;
     uint32_t probes = 0;
     bool up = true;
@@ -1026,7 +1021,7 @@ class StemIndexer {
         // The density: the previous row's for the first jump, then the last two probes' secant.
         float slope = 0.0f;
         if (probes == 1) {
-          slope = hint.hasSlope && candidates >= kMinJumpLanes ? hint.slope : 0.0f;
+          slope = hint.hasSlope ? hint.slope : 0.0f;
         } else if (last.count != before.count) {
           slope = Slope(last, before);
         }
