@@ -28,17 +28,19 @@
 //      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
-//      bits 0xFFFFFFFF (an integer Or), so that a row needs only its scores in UB (4 bytes per
-//      key block, rowLanes >= maxKb) and no masks. s is exact (IEEE, subnormals included) whether
+//      bits 0xFFFE0000 (candidates with a NaN) or 0xFFFFFFFF (the others: not candidates) by an
+//      integer Or, so that a row needs only its scores in UB (4 bytes per key block, rowLanes >=
+//      maxKb) and no masks. s is exact (IEEE, subnormals included) whether
 //      or not the vector unit flushes subnormals (dav-3510 does): a chunk with a dot or vbias of
 //      magnitude in (0, 2^-54) is scored by amct_kernel::ScaleAddExact (amct_exact_sum.h: the
 //      tiny lanes in units of 2^64 and integer bit steps, never a subnormal in a float
 //      operation), the others by the plain Muls / Add, exact there in every mode.
 //   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
-//      first. NaN has hi = -32768 (the lowest key); lanes that are not candidates get -32769 and
-//      are never counted. hi is built from the row's scores when the row is selected: the
-//      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
+//      first. A NaN score gets hi = -32767, below -inf's -32641 (the lowest key, as in §4.1);
+//      lanes that are not candidates get -32768 and are never counted. hi is built from the
+//      row's scores when the row is selected: the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
+//      lanes -32768, with no candidate mask.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
 //      exact there, else in fp32) searched from the previous row's hi threshold (the rows of a group
@@ -75,8 +77,8 @@ using amct_kernel::ReduceEachRepeat;
 using amct_kernel::WaitForPipe;
 
 constexpr float kScale = 0.015625f;         // 2^-6: exact scaling
-constexpr int32_t kHiNaN = -32768;          // hi half of NaN's key: the lowest key
-constexpr float kHiNone = -32769.0f;        // hi of a lane that is not a candidate: below every key
+constexpr int32_t kHiNaN = -32767;          // hi digit given to a NaN score: the lowest key
+constexpr int32_t kHiNone = -32768;         // hi digit of a lane that is not a candidate: below every key
 constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is above
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
@@ -788,44 +790,40 @@ class StemIndexer {
     ShiftLeft(bits, bits, uint32_t(16), cnt);
   }
 
-  // The lanes Scores left unscored (Mask(kNotNaN) clear: not candidates, or NaN; s = +0 there)
-  // get the bits 0xFFFFFFFF, which RowKeys maps to NaN's hi digit: a row keeps only its scores in
-  // UB, not its masks. Integer steps only (a 0 / -1 from a Select, cast exactly to int32, then Or
-  // into the zero bits): no vector arithmetic ever reads the pattern as a float.
+  // The lanes Scores left unscored (Mask(kNotNaN) clear; s = +0 there) get bits that RowKeys
+  // maps to digits below every key's: 0xFFFE0000 (hi -32767, kHiNaN) on the candidates with a
+  // NaN score, 0xFFFFFFFF (hi -32768, kHiNone: never counted) on the lanes that are not
+  // candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not its masks,
+  // and RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). Integer steps
+  // only (0, -131072 or -1 from two Selects, cast exactly to int32, then Or into the zero bits):
+  // no vector arithmetic ever reads the patterns as floats.
   __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<float> f = chunkA_.Get<float>();
-    Duplicate(f, 0.0f, cnt);
-    Select(f, Mask(kNotNaN), f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // 0 or -1 (all bits set), exact
+    LocalTensor<uint16_t> unscored = Mask(kAux).ReinterpretCast<uint16_t>();
+    Not(unscored, Mask(kNotNaN).ReinterpretCast<uint16_t>(), cnt / 16);
+    Duplicate(f, -131072.0f, cnt);  // 0xFFFE0000 as an int32
+    Select(f, Mask(kRange), f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(f, Mask(kAux), f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // exact
     Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
-  }
-
-  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (scratch_
-  // holds the index ramp meanwhile; lo_ may still be read by the previous row's emission DMAs).
-  __aicore__ inline void CandidateMask(uint32_t vis, uint32_t lanes) {
-    CreateVecIndex(scratch_, 0.0f, lanes);
-    Compares(Mask(kRange), scratch_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
-    Compares(Mask(kAux), scratch_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
-    AndMask(kRange, kAux, lanes);
   }
 
   // hi_ = the hi digit of the key of the row's scores s (see the file comment), built when the row
   // is selected. With r = the fp32 bits of s shifted right by 16 (arithmetic): hi = r for a clear
-  // sign bit, and ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0). An
-  // unscored lane (bits 0xFFFFFFFF, MarkUnscored) has r = -1, so hi = -32768, NaN's digit (no
-  // score has it: its bits would be a NaN); the lanes outside the candidates then get -32769.
-  __aicore__ inline void RowKeys(const LocalTensor<float>& s, uint32_t vis, uint32_t lanes) {
+  // sign bit, and ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0). The
+  // unscored lanes (MarkUnscored: no score has their bits, which are NaNs) have r = -2, so hi =
+  // -32767 (kHiNaN) on the NaN candidates, and r = -1, so hi = -32768 (kHiNone) on the others,
+  // below every score's digit (-inf's is -32641).
+  __aicore__ inline void RowKeys(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<float> a = scratch_;
-    CandidateMask(vis, lanes);
     ShiftRight(a.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
     Cast(hi_, a.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // r, exact
     Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
     Muls(a, hi_, -1.0f, cnt);
     Adds(a, a, -32769.0f, cnt);
     Select(hi_, Mask(kNegative), a, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
-    Select(hi_, Mask(kRange), hi_, kHiNone, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
   // lo_ = the lo digit of the key of s: the low 16 bits w of the fp32 bits for a clear sign bit,
@@ -1113,7 +1111,10 @@ class StemIndexer {
     // The first row searches within the row's digit range, the others gallop from the previous
     // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
-    if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);
+    if (!hiHint_.valid) {  // the candidates: the lanes above kHiNone
+      Compares(Mask(kRange), hi, static_cast<float>(kHiNone), CMPMODE::GT, lanes);
+      DigitRange(hi, kRange, lanes, lowest, highest);
+    }
     const Kth h = Rank(hi, lowest, highest, K, n, lanes, CountBuffer(lanes), &hiHint_);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
@@ -1175,7 +1176,7 @@ class StemIndexer {
       Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
     } else {
       const LocalTensor<float> s = s_[q * t_.rowLanes];
-      RowKeys(s, row.vis, lanes);
+      RowKeys(s, lanes);
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
