@@ -43,15 +43,16 @@
 //      lanes -32768, with no candidate mask.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
-//      exact there, else in fp32) searched from the previous row's hi threshold (the rows of a group
-//      score the same keys: their thresholds lie close; the first row within its digit range, a
-//      vector min and max): a probe there, then probes where the score density (lanes per unit
-//      of score value: the previous row's for the first jump, then the secant of the last two
+//      exact there, else in fp32) searched from the previous rows' hi thresholds (the rows of a
+//      group score the same keys: their thresholds scatter around one level; the first row
+//      within its digit range, a vector min and max): a probe at their running mean (in score
+//      value: each row weighs half), then probes where the score density (lanes per unit of
+//      score value: the previous row's for the first jump, then the secant of the last two
 //      probes) puts the crossing, each at least 1, 2, 4 ... digits on, until the count crosses
-//      K, then bisection alternating with interpolation (in score
-//      values), ended by a scalar pass over at most 16 lanes (on rows of > 256 lanes over at most
-//      8 lanes spanning > 8 values); then, only when
-//      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
+//      K, then bisection alternating with interpolation (in score values), ended by a scalar
+//      pass over at most 16 lanes (on rows of > 256 lanes over at most 8 lanes spanning > 8
+//      values); then, only when the K-th key's hi bucket is split, the same on the lo digit
+//      within that bucket (from its
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
 //   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
@@ -236,11 +237,12 @@ constexpr uint32_t kScalarSumRepeats = 2;
 // cycles a read); longer rows in fp32.
 constexpr uint32_t kHalfCountLanes = 2048;
 
-// Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
-// between its first probe and its answer.
+// What the previous rows' hi digit searches (Rank) met: the mean of their thresholds in score
+// value (DigitValue), each row weighing half, and the lanes per unit of score value the last one
+// met between its first probe and its answer.
 struct RankHint {
-  int32_t threshold = 0;
-  float slope = 0.0f;  // lanes per unit of score value (DigitValue)
+  float center = 0.0f;
+  float slope = 0.0f;
   bool valid = false;
   bool hasSlope = false;
 };
@@ -921,9 +923,10 @@ class StemIndexer {
   }
 
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
-  // Values are integers in fp32. With a valid `hint` (the previous row's search: rows of a group
-  // score the same keys, so their thresholds lie close), the search first probes the hint's
-  // threshold, then gallops on in the same direction: each probe where the score density
+  // Values are integers in fp32. With a valid `hint` (the previous rows' searches: rows of a group
+  // score the same keys, so their thresholds scatter around one level, and the mean of the last
+  // few is a closer guess than the last alone), the search first probes the hint's center (the
+  // running mean of their thresholds, in score value), then gallops on in the same direction: each probe where the score density
   // (counted lanes per unit of score value, DigitValue: the hint's for the first jump, then the
   // secant of the last two probes) puts the crossing of need, but at least 1, 2, 4 ... digits
   // on, until the count crosses need; then it bisects: a threshold near the hint costs 2-4
@@ -945,7 +948,8 @@ class StemIndexer {
           hint->hasSlope = true;
         }
       }
-      hint->threshold = k.threshold;
+      const float x = DigitValue(k.threshold);
+      hint->center = hint->valid ? 0.5f * x + 0.5f * hint->center : x;
       hint->valid = true;
     }
     return k;
@@ -1014,7 +1018,7 @@ class StemIndexer {
       // values for the hi digit), bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
       if (gallop && probes == 0) {
-        mid = hint.threshold;
+        mid = ValueDigit(hint.center);
       } else if (gallop) {
         // The density: the previous row's for the first jump, then the last two probes' secant.
         float slope = 0.0f;
