@@ -926,13 +926,14 @@ class StemIndexer {
   // Values are integers in fp32. With a valid `hint` (the previous rows' searches: rows of a group
   // score the same keys, so their thresholds scatter around one level, and the mean of the last
   // few is a closer guess than the last alone), the search first probes the hint's center (the
-  // running mean of their thresholds, in score value), then gallops on in the same direction: each probe where the score density
-  // (counted lanes per unit of score value, DigitValue: the hint's for the first jump, then the
-  // secant of the last two probes) puts the crossing of need, but at least 1, 2, 4 ... digits
-  // on, until the count crosses need; then it bisects: a threshold near the hint costs 2-4
-  // counts instead of a digit range and a dozen. Any hint is exact (it only orders the probes);
-  // the gallop ends within 18 probes. With `hint` (the hi digit) the interpolations are in score
-  // values, else (the lo digit, linear in value) in digits. Updates the hint.
+  // running mean of their thresholds, in score value), then gallops on in the same direction:
+  // each probe where the score density (counted lanes per unit of score value, DigitValue: the
+  // hint's for the first jump, then the secant of the last two probes) puts the crossing of
+  // need, but at least 1, 2, 4 ... digits on, until the count crosses need; then it bisects: a
+  // threshold near the hint costs 2-4 counts instead of a digit range and a dozen. Any hint is
+  // exact (it only orders the probes); the gallop ends within 18 probes. With `hint` (the hi
+  // digit) the interpolations are in score values, else (the lo digit, linear in value) in
+  // digits. Updates the hint.
   // `part`: a row buffer free meanwhile (CountAtLeast).
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                              uint32_t lanes, const LocalTensor<float>& part, RankHint* hint = nullptr) {
@@ -965,7 +966,7 @@ class StemIndexer {
   __aicore__ inline float Slope(const Probe& a, const Probe& b) {
     const float dx = DigitValue(a.at) - DigitValue(b.at);
     const float dc = static_cast<float>(a.count) - static_cast<float>(b.count);
-    const float slope = dc / dx;  // both fall or rise together: count falls as the value grows, dx and dc differ in sign
+    const float slope = dc / dx;  // negative: the count falls as the value grows
     const float m = slope < 0.0f ? -slope : slope;
     return m > 0.0f && m < 3.0e38f ? m : 0.0f;
   }
@@ -1010,7 +1011,9 @@ class StemIndexer {
     Probe last{0, 0}, before{0, 0};
     while (lo < hi) {
       const uint32_t inside = atLeast - above;
-      if (lanes <= kShortRowLanes ? inside <= kScalarFinish : (inside <= kLongRowFinish && hi - lo >= (1 << kFinishSpan))) {
+      const bool few = lanes <= kShortRowLanes ? inside <= kScalarFinish
+                                               : inside <= kLongRowFinish && hi - lo >= (1 << kFinishSpan);
+      if (few) {
         return Finish(v, lo, hi, need, above, inside, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
