@@ -526,6 +526,28 @@ class EmulatedKernelTest(unittest.TestCase):
             with self.subTest(precision=precision):
                 assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"lattice p{precision}")
 
+    def test_counts_of_short_half_and_fp32_rows(self):
+        """The selection's counts are sums of selected ones in half on rows of at most 2048 lanes
+        (exact: every count up to 2048 is a half) and in fp32 on longer rows: rows of 256, 1792
+        and 2304 lanes (batches of 227, 1563 and 2110 key blocks), each with a third of its keys
+        scored by vbias alone on two tie values near the K-th key (0.9 and 0.6: the K-th key's
+        bucket is split, equal keys taken in index order), NaN, +inf and -inf scores. Both
+        precisions (2 merges more scores into equal bf16 keys)."""
+        qflat, kflat, vbias, ql, kl, _ = sc.build([256, 256, 256], [29000, 200000, 270000], seed=3)
+        keys = torch.arange(kflat.size(2))
+        ties = (keys % 3) == 0
+        kflat[:, :, ties] = 0  # score = vbias there
+        vbias[:, :, ties] = torch.where((keys[ties] % 2) == 0, 0.9, 0.6)
+        vbias[0, 0, 100:104] = float("nan")
+        vbias[1, 1, 500:502] = float("inf")
+        vbias[2, 0, 2000:2003] = -float("inf")
+        vbias[2, 1, 10:20] = float("nan")
+        inputs = (qflat, kflat, vbias, ql, kl, None)
+        for precision in (1, 2):
+            case = sc.Case("half/fp32 counts", None, None, causal=True, topk_score_precision=precision)
+            with self.subTest(precision=precision):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"half/fp32 counts p{precision}")
+
     def test_r1_exact_against_sequential_scores(self):
         case = sc.random_cases()[0]
         inputs = case.inputs()

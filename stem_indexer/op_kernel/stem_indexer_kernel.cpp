@@ -28,25 +28,31 @@
 //      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
-//      bits 0xFFFFFFFF (an integer Or), so that a row needs only its scores in UB (4 bytes per
-//      key block, rowLanes >= maxKb) and no masks. s is exact (IEEE, subnormals included) whether
+//      bits 0xFFFE0000 (candidates with a NaN) or 0xFFFFFFFF (the others: not candidates) by an
+//      integer Or, so that a row needs only its scores in UB (4 bytes per key block, rowLanes >=
+//      maxKb) and no masks. s is exact (IEEE, subnormals included) whether
 //      or not the vector unit flushes subnormals (dav-3510 does): a chunk with a dot or vbias of
 //      magnitude in (0, 2^-54) is scored by amct_kernel::ScaleAddExact (amct_exact_sum.h: the
 //      tiny lanes in units of 2^64 and integer bit steps, never a subnormal in a float
 //      operation), the others by the plain Muls / Add, exact there in every mode.
 //   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
-//      first. NaN has hi = -32768 (the lowest key); lanes that are not candidates get -32769 and
-//      are never counted. hi is built from the row's scores when the row is selected: the
-//      0xFFFFFFFF lanes give -32768 (NaN's digit), the lanes outside [4, vis - 4) then -32769.
+//      first. A NaN score gets hi = -32767, below -inf's -32641 (the lowest key, as in §4.1);
+//      lanes that are not candidates get -32768 and are never counted. hi is built from the
+//      row's scores when the row is selected: the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
+//      lanes -32768, with no candidate mask.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
-//      Compares and a count) searched from the previous row's hi threshold (the rows of a group
-//      score the same keys: their thresholds lie close; the first row within its digit range, a
-//      vector min and max): a probe there, one where the digit density the previous row met
-//      puts the crossing (rows of >= 128 candidates), steps of 1, 2, 4 ... until the count
-//      crosses K, then bisection alternating with interpolation, ended by a scalar pass over at
-//      most 16 lanes (on rows of > 256 lanes only for a bracket of > 8 values); then, only when
-//      the K-th key's hi bucket is split, the same on the lo digit within that bucket (from its
+//      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
+//      exact there, else in fp32) searched from the previous rows' hi thresholds (the rows of a
+//      group score the same keys: their thresholds scatter around one level; the first row
+//      within its digit range, a vector min and max): a probe at their running mean (in score
+//      value: each row weighs half), then probes where the score density (lanes per unit of
+//      score value: the previous row's for the first jump, then the secant of the last two
+//      probes) puts the crossing, each at least 1, 2, 4 ... digits on, until the count crosses
+//      K, then bisection alternating with interpolation (in score values), ended by a scalar
+//      pass over at most 16 lanes (on rows of > 256 lanes over at most 8 lanes spanning > 8
+//      values); then, only when the K-th key's hi bucket is split, the same on the lo digit
+//      within that bucket (from its
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
 //   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
@@ -72,8 +78,8 @@ using amct_kernel::ReduceEachRepeat;
 using amct_kernel::WaitForPipe;
 
 constexpr float kScale = 0.015625f;         // 2^-6: exact scaling
-constexpr int32_t kHiNaN = -32768;          // hi half of NaN's key: the lowest key
-constexpr float kHiNone = -32769.0f;        // hi of a lane that is not a candidate: below every key
+constexpr int32_t kHiNaN = -32767;          // hi digit given to a NaN score: the lowest key
+constexpr int32_t kHiNone = -32768;         // hi digit of a lane that is not a candidate: below every key
 constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is above
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
@@ -128,6 +134,12 @@ __aicore__ inline uint32_t FloatBits(float f) {
   union { float f; uint32_t u; } v;
   v.f = f;
   return v.u;
+}
+
+__aicore__ inline float BitsFloat(uint32_t u) {
+  union { uint32_t u; float f; } v;
+  v.u = u;
+  return v.f;
 }
 
 // ---- the Top-K budget (§5) on the scalar unit -------------------------------------------------
@@ -209,32 +221,49 @@ struct Kth {
 
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
-// On rows of more than kScalarCountLanes lanes (counted by vector reductions), a bracket of few
-// lanes ends with that scalar pass only when it spans more than 2^kFinishSpan values: the pass
-// reads the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, about two
-// counts' worth at 1024 lanes; a narrower bracket is bisected.
+// On rows of more than kShortRowLanes lanes, a bracket ends with that scalar pass only when it
+// holds at most kLongRowFinish lanes and spans more than 2^kFinishSpan values: the pass reads
+// the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, and each of
+// its lanes (17 cycles), about two counts' worth at 1024 lanes; a narrower or fuller bracket is
+// bisected (and interpolated).
+constexpr uint32_t kLongRowFinish = 8;
 constexpr int32_t kFinishSpan = 3;
+constexpr uint32_t kShortRowLanes = 256;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
-// Rows of at most this many lanes count a compare mask with the scalar unit (a popcount per
-// 64-bit word); longer rows with Select + WholeReduceSum, whose one or two scalar reads cost less
-// than the 17-cycle scalar UB reads of more than 4 mask words.
-constexpr uint32_t kScalarCountLanes = 256;
+// Rows of at most this many lanes count a compare mask in half: a Select of half ones (half the
+// repeats of fp32) and two half sums, exact as half holds every integer up to 2048 (a count of a
+// row of 256 lanes so costs less than the scalar popcount of its four 64-bit mask words, 17
+// cycles a read); longer rows in fp32.
+constexpr uint32_t kHalfCountLanes = 2048;
 
-// Where the previous row's hi digit search ended (Rank), and the lanes per digit value it met
-// between its first probe and its answer.
+// What the previous rows' hi digit searches (Rank) met: the mean of their thresholds in score
+// value (DigitValue), each row weighing half, and the lanes per unit of score value the last one
+// met between its first probe and its answer.
 struct RankHint {
-  int32_t threshold = 0;
+  float center = 0.0f;
   float slope = 0.0f;
   bool valid = false;
   bool hasSlope = false;
 };
-// Rank's density-guided jump: at least this many lanes per digit value assumed, at most this
-// many values far.
-constexpr float kMinSlope = 0.0625f;
-constexpr float kMaxJump = 256.0f;
-// ... on searches over at least this many lanes (on fewer the density is too noisy a guide).
-constexpr uint32_t kMinJumpLanes = 128;
+// The hi digit seen as a score value, for the hi search's guesses only (any probe is exact: it
+// only orders the counts). In digits the scores crowd toward zero (an exponent range per 128
+// digits, the two signs at either end of a gap of some 30000 digits), so that a step or an
+// interpolation counted in digits lands far off near zero; in values the scores' density is
+// smooth. DigitValue(h) is the value of the key with hi digit h and lo digit 0 (the digit
+// clamped to finite values), monotone in h; ValueDigit is its inverse (a NaN or infinite value
+// gives a digit the search clamps to its bracket).
+constexpr int32_t kHiFiniteTop = 32639;  // the hi digit of the largest finite values
+__aicore__ inline float DigitValue(int32_t h) {
+  h = h > kHiFiniteTop ? kHiFiniteTop : (h < -kHiFiniteTop - 1 ? -kHiFiniteTop - 1 : h);
+  return h >= 0 ? BitsFloat(static_cast<uint32_t>(h) << 16) : -BitsFloat(static_cast<uint32_t>(-h - 1) << 16);
+}
+__aicore__ inline int32_t ValueDigit(float x) {
+  const uint32_t b = FloatBits(x);
+  return (b >> 31) == 0 ? static_cast<int32_t>(b >> 16) : -static_cast<int32_t>((b & 0x7FFFFFFFu) >> 16) - 1;
+}
+// The gallop's probes aim this many lanes past the crossing the density predicts.
+constexpr float kGallopMargin = 0.5f;
 
 // A Top-K row of the current group.
 struct GroupRow {
@@ -763,44 +792,40 @@ class StemIndexer {
     ShiftLeft(bits, bits, uint32_t(16), cnt);
   }
 
-  // The lanes Scores left unscored (Mask(kNotNaN) clear: not candidates, or NaN; s = +0 there)
-  // get the bits 0xFFFFFFFF, which RowKeys maps to NaN's hi digit: a row keeps only its scores in
-  // UB, not its masks. Integer steps only (a 0 / -1 from a Select, cast exactly to int32, then Or
-  // into the zero bits): no vector arithmetic ever reads the pattern as a float.
+  // The lanes Scores left unscored (Mask(kNotNaN) clear; s = +0 there) get bits that RowKeys
+  // maps to digits below every key's: 0xFFFE0000 (hi -32767, kHiNaN) on the candidates with a
+  // NaN score, 0xFFFFFFFF (hi -32768, kHiNone: never counted) on the lanes that are not
+  // candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not its masks,
+  // and RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). Integer steps
+  // only (0, -131072 or -1 from two Selects, cast exactly to int32, then Or into the zero bits):
+  // no vector arithmetic ever reads the patterns as floats.
   __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<float> f = chunkA_.Get<float>();
-    Duplicate(f, 0.0f, cnt);
-    Select(f, Mask(kNotNaN), f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // 0 or -1 (all bits set), exact
+    LocalTensor<uint16_t> unscored = Mask(kAux).ReinterpretCast<uint16_t>();
+    Not(unscored, Mask(kNotNaN).ReinterpretCast<uint16_t>(), cnt / 16);
+    Duplicate(f, -131072.0f, cnt);  // 0xFFFE0000 as an int32
+    Select(f, Mask(kRange), f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(f, Mask(kAux), f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // exact
     Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
-  }
-
-  // Mask(kRange) = the candidate lanes [kSink, vis - kWindow) of a row of vis blocks (scratch_
-  // holds the index ramp meanwhile; lo_ may still be read by the previous row's emission DMAs).
-  __aicore__ inline void CandidateMask(uint32_t vis, uint32_t lanes) {
-    CreateVecIndex(scratch_, 0.0f, lanes);
-    Compares(Mask(kRange), scratch_, static_cast<float>(amct_stem::kSink), CMPMODE::GE, lanes);
-    Compares(Mask(kAux), scratch_, static_cast<float>(vis - amct_stem::kWindow), CMPMODE::LT, lanes);
-    AndMask(kRange, kAux, lanes);
   }
 
   // hi_ = the hi digit of the key of the row's scores s (see the file comment), built when the row
   // is selected. With r = the fp32 bits of s shifted right by 16 (arithmetic): hi = r for a clear
-  // sign bit, and ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0). An
-  // unscored lane (bits 0xFFFFFFFF, MarkUnscored) has r = -1, so hi = -32768, NaN's digit (no
-  // score has it: its bits would be a NaN); the lanes outside the candidates then get -32769.
-  __aicore__ inline void RowKeys(const LocalTensor<float>& s, uint32_t vis, uint32_t lanes) {
+  // sign bit, and ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0). The
+  // unscored lanes (MarkUnscored: no score has their bits, which are NaNs) have r = -2, so hi =
+  // -32767 (kHiNaN) on the NaN candidates, and r = -1, so hi = -32768 (kHiNone) on the others,
+  // below every score's digit (-inf's is -32641).
+  __aicore__ inline void RowKeys(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<float> a = scratch_;
-    CandidateMask(vis, lanes);
     ShiftRight(a.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
     Cast(hi_, a.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // r, exact
     Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
     Muls(a, hi_, -1.0f, cnt);
     Adds(a, a, -32769.0f, cnt);
     Select(hi_, Mask(kNegative), a, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
-    Select(hi_, Mask(kRange), hi_, kHiNone, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
   }
 
   // lo_ = the lo digit of the key of s: the low 16 bits w of the fp32 bits for a clear sign bit,
@@ -866,45 +891,66 @@ class StemIndexer {
     highest = static_cast<int32_t>(ReduceAll<Reduce::kMax>(scratch_, lanes));
   }
 
-  // Lanes of v that are >= t. Rows of more than kScalarCountLanes lanes: counted by Selects of
-  // scratch_ (all ones, filled by Search) into `part`, summed by the vector unit.
+  // Lanes of v that are >= t: a Compares, a Select of scratch_'s ones (filled by Search: half
+  // ones on rows of at most kHalfCountLanes lanes, else fp32) into `part`, summed by the vector
+  // unit.
   __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes,
                                           const LocalTensor<float>& part) {
     Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
-    if (lanes <= kScalarCountLanes) {
-      WaitForPipe<HardEvent::V_S>();
-      LocalTensor<uint64_t> words = Mask(kAux).ReinterpretCast<uint64_t>();
-      uint32_t count = 0;
-      for (uint32_t w = 0; w < lanes / 64; ++w) count += PopCount64(words.GetValue(w));
-      WaitForPipe<HardEvent::S_V>();
-      return count;
+    if (lanes <= kHalfCountLanes) {
+      const LocalTensor<half> ones = scratch_.ReinterpretCast<half>();
+      const LocalTensor<half> marks = part.ReinterpretCast<half>();
+      Select(marks, Mask(kAux), ones, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+      return HalfSum(marks, lanes);
     }
     Select(part, Mask(kAux), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     return Sum(part, lanes);
   }
 
+  // The sum of the 0/1 halves x[0, lanes), lanes <= kHalfCountLanes: one reduction per repeat (128
+  // lanes), one of the repeats' sums, one scalar read.
+  __aicore__ inline uint32_t HalfSum(const LocalTensor<half>& x, uint32_t lanes) {
+    LocalTensor<half> part = partBuf_.Get<half>();
+    LocalTensor<half> total = part2Buf_.Get<half>();
+    const int32_t repeats = static_cast<int32_t>(lanes / (2 * kRepeatLanes));
+    const AscendC::ReduceOrder order = AscendC::ReduceOrder::ORDER_ONLY_VALUE;
+    ReduceEachRepeat<Reduce::kSum>(part, x, static_cast<int32_t>(2 * kRepeatLanes), repeats, 1, 1, 8, order);
+    ReduceEachRepeat<Reduce::kSum>(total, part, repeats, 1, 1, 1, 8, order);
+    WaitForPipe<HardEvent::V_S>();
+    const float count = static_cast<float>(total.GetValue(0));
+    WaitForPipe<HardEvent::S_V>();
+    return static_cast<uint32_t>(count);
+  }
+
   // The largest t in [lo, top] with count(v >= t) >= need, given count(v >= lo) = atLeast >= need.
-  // Values are integers in fp32. With a valid `hint` (the previous row's search: rows of a group
-  // score the same keys, so their thresholds lie close), the search first probes the hint's
-  // threshold, then, given the hint's digit density (counted lanes per digit value), the value
-  // where that density puts the crossing, then steps of 1, 2, 4 ... on in the same direction
-  // until the count crosses need, then bisects: a threshold near the hint costs 2-4 counts
-  // instead of a digit range and a dozen. Any hint is exact (it only orders the probes); the
-  // gallop ends within 18 probes. Updates the hint.
+  // Values are integers in fp32. With a valid `hint` (the previous rows' searches: rows of a group
+  // score the same keys, so their thresholds scatter around one level, and the mean of the last
+  // few is a closer guess than the last alone), the search first probes the hint's center (the
+  // running mean of their thresholds, in score value), then gallops on in the same direction:
+  // each probe where the score density (counted lanes per unit of score value, DigitValue: the
+  // hint's for the first jump, then the secant of the last two probes) puts the crossing of
+  // need, but at least 1, 2, 4 ... digits on, until the count crosses need; then it bisects: a
+  // threshold near the hint costs 2-4 counts instead of a digit range and a dozen. Any hint is
+  // exact (it only orders the probes); the gallop ends within 18 probes. With `hint` (the hi
+  // digit) the interpolations are in score values, else (the lo digit, linear in value) in
+  // digits. Updates the hint.
   // `part`: a row buffer free meanwhile (CountAtLeast).
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                              uint32_t lanes, const LocalTensor<float>& part, RankHint* hint = nullptr) {
     const bool gallop = hint != nullptr && hint->valid;
     Probe firstProbe{0, 0};
-    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, firstProbe);
+    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, hint != nullptr,
+                         firstProbe);
     if (hint != nullptr) {
-      if (gallop && k.threshold != firstProbe.at) {
-        const int32_t d = k.threshold > firstProbe.at ? k.threshold - firstProbe.at : firstProbe.at - k.threshold;
-        const uint32_t dc = k.atLeast > firstProbe.count ? k.atLeast - firstProbe.count : firstProbe.count - k.atLeast;
-        hint->slope = static_cast<float>(dc) / static_cast<float>(d);
-        hint->hasSlope = true;
+      if (k.threshold != firstProbe.at && firstProbe.count != k.atLeast) {
+        const float slope = Slope(firstProbe, Probe{k.threshold, k.atLeast});
+        if (slope > 0.0f) {
+          hint->slope = slope;
+          hint->hasSlope = true;
+        }
       }
-      hint->threshold = k.threshold;
+      const float x = DigitValue(k.threshold);
+      hint->center = hint->valid ? 0.5f * x + 0.5f * hint->center : x;
       hint->valid = true;
     }
     return k;
@@ -915,38 +961,79 @@ class StemIndexer {
     uint32_t count;
   };
 
+  // Lanes per unit of value between two probes of other counts (0 when the values coincide or
+  // are not finite).
+  __aicore__ inline float Slope(const Probe& a, const Probe& b) {
+    const float dx = DigitValue(a.at) - DigitValue(b.at);
+    const float dc = static_cast<float>(a.count) - static_cast<float>(b.count);
+    const float slope = dc / dx;  // negative: the count falls as the value grows
+    const float m = slope < 0.0f ? -slope : slope;
+    return m > 0.0f && m < 3.0e38f ? m : 0.0f;
+  }
+
+  // The hi search's next probe while it gallops from its last probe `last` (count >= need: `up`,
+  // the answer lies above; else below): the value where the density `slope` (lanes per unit of
+  // value, 0: unknown) puts the crossing of need, kGallopMargin lanes past it, as a digit; at
+  // least `minStep` digits from `last`.
+  __aicore__ inline int32_t GallopProbe(const Probe& last, uint32_t need, bool up, float slope, int32_t minStep) {
+    int32_t d = 0;
+    if (slope > 0.0f) {
+      const float off = up ? static_cast<float>(last.count - need) + 1.0f + kGallopMargin
+                           : static_cast<float>(need - last.count) + kGallopMargin;
+      const float x0 = DigitValue(last.at);
+      const int32_t target = ValueDigit(up ? x0 + off / slope : x0 - off / slope);
+      d = up ? target - last.at : last.at - target;
+    }
+    d = d < minStep ? minStep : (d > (1 << 16) ? (1 << 16) : d);
+    return up ? last.at + d : last.at - d;
+  }
+
+  // The value interpolation of the count between lo (atLeast) and hi + 1 (above), as a digit.
+  __aicore__ inline int32_t ValueGuess(int32_t lo, int32_t hi, uint32_t need, uint32_t atLeast, uint32_t above) {
+    const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
+    return ValueDigit(DigitValue(lo) * (1.0f - frac) + DigitValue(hi + 1) * frac);
+  }
+
   __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                                uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
-                               Probe& firstProbe) {
-    if (lanes > kScalarCountLanes) Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));  // CountAtLeast's ones
+                               bool values, Probe& firstProbe) {
+    if (lanes > kHalfCountLanes) {  // CountAtLeast's ones
+      Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
+    } else {
+      Duplicate(scratch_.ReinterpretCast<half>(), half(1.0f), static_cast<int32_t>(lanes));
+    }
     int32_t hi = top;
     uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
-    const uint32_t candidates = atLeast;
     bool interpolate = false;
     uint32_t probes = 0;
     bool up = true;
     int32_t step = 1;
+    Probe last{0, 0}, before{0, 0};
     while (lo < hi) {
-      if (atLeast - above <= kScalarFinish && (lanes <= kScalarCountLanes || hi - lo >= (1 << kFinishSpan))) {
-        return Finish(v, lo, hi, need, above, atLeast - above, lanes);
+      const uint32_t inside = atLeast - above;
+      const bool few = lanes <= kShortRowLanes ? inside <= kScalarFinish
+                                               : inside <= kLongRowFinish && hi - lo >= (1 << kFinishSpan);
+      if (few) {
+        return Finish(v, lo, hi, need, above, inside, lanes);
       }
       // Bisection and interpolation alternate: the count falls from atLeast at lo to above at
-      // hi + 1; interpolation guesses where it crosses need (fast on dense value ranges),
-      // bisection bounds the worst case at twice its 16 steps.
+      // hi + 1; interpolation guesses where it crosses need (fast on smooth densities: in score
+      // values for the hi digit), bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
       if (gallop && probes == 0) {
-        mid = hint.threshold;
-      } else if (gallop && probes == 1 && hint.hasSlope && candidates >= kMinJumpLanes) {
-        // count(v >= hint + d) ~ first count - slope * d: the largest d keeping it >= need.
-        const float slope = hint.slope > kMinSlope ? hint.slope : kMinSlope;
-        const float lanesOff = static_cast<float>(firstProbe.count) - static_cast<float>(need);
-        float jump = lanesOff / slope;
-        jump = jump > kMaxJump ? kMaxJump : (jump < -kMaxJump ? -kMaxJump : jump);
-        const int32_t d = static_cast<int32_t>(jump);  // toward zero: up, floor; down, ceil of |d|
-        mid = firstProbe.at + (up ? d : d - (static_cast<float>(d) != jump ? 1 : 0));
+        mid = ValueDigit(hint.center);
       } else if (gallop) {
-        mid = up ? lo + step : hi + 1 - step;
+        // The density: the previous row's for the first jump, then the last two probes' secant.
+        float slope = 0.0f;
+        if (probes == 1) {
+          slope = hint.hasSlope ? hint.slope : 0.0f;
+        } else if (last.count != before.count) {
+          slope = Slope(last, before);
+        }
+        mid = GallopProbe(last, need, up, slope, step);  // at least 1, 2, 4, ... digits: <= 17 steps
         step = step < (1 << 16) ? 2 * step : step;
+      } else if (interpolate && values) {
+        mid = ValueGuess(lo, hi, need, atLeast, above);
       } else if (interpolate) {
         const float span = static_cast<float>(hi - lo + 1);
         const float frac = static_cast<float>(atLeast - need) / static_cast<float>(atLeast - above);
@@ -964,8 +1051,10 @@ class StemIndexer {
         hi = mid - 1;
         above = c;
       }
+      before = last;
+      last = Probe{mid, c};
+      if (probes == 0) firstProbe = last;
       if (gallop && probes == 0) {
-        firstProbe = Probe{mid, c};
         up = reached;  // the answer lies at or above the first probe, or below it
       } else if (gallop && reached != up) {
         gallop = false;  // bracketed: bisection and interpolation from here
@@ -1029,7 +1118,10 @@ class StemIndexer {
     // The first row searches within the row's digit range, the others gallop from the previous
     // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
-    if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);
+    if (!hiHint_.valid) {  // the candidates: the lanes above kHiNone
+      Compares(Mask(kRange), hi, static_cast<float>(kHiNone), CMPMODE::GT, lanes);
+      DigitRange(hi, kRange, lanes, lowest, highest);
+    }
     const Kth h = Rank(hi, lowest, highest, K, n, lanes, CountBuffer(lanes), &hiHint_);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
@@ -1091,7 +1183,7 @@ class StemIndexer {
       Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
     } else {
       const LocalTensor<float> s = s_[q * t_.rowLanes];
-      RowKeys(s, row.vis, lanes);
+      RowKeys(s, lanes);
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
