@@ -569,7 +569,7 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   const uint64_t n = static_cast<uint64_t>(groupRows) * amct_stem::kChunk;
   const uint64_t repeats = w / 64;
   auto r32 = [](uint64_t v) { return roundUp(v, 32); };
-  uint64_t bytes = 4 * n + 4 * amct_stem::kChunk;  // the score and vbias chunks
+  uint64_t bytes = 2 * 4 * n + 4 * amct_stem::kChunk;  // the two score slots (the AIC's Fixpipe targets), vbias
   bytes += 4 * n;                                  // a chunk scratch buffer
   bytes += 4 * groupRows * w;                      // the group's scores
   bytes += 4 * 4 * w;                              // hi, lo (also the emission slots), scratch, index ramp
