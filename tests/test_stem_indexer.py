@@ -404,35 +404,10 @@ class IndependenceTest(unittest.TestCase):
             # The native selection has no UB: the CPU op does not depend on the sim platform.
             assert_same(self, run_op(case, inputs), run_ref(case, inputs), "A25 CPU op with a 4 KB sim UB")
 
-    def test_score_tiling_other_than_one_base_tile_is_refused(self):
-        """The kernel places each group chunk's scores as one rows x 256 base tile; a GetTiling that
-        picks a smaller baseN (forced here through the tiling API's SetFixSplit, as a CANN version
-        might choose) must fail by name rather than drop scores. baseN 256 forced is the default."""
-        case = sc.random_cases()[0]
-        inputs = case.inputs()
-        want = run_emulated(case, inputs)
-        # baseM: the group's rows rounded up to a fractal (16); the rows as the tiling hook reports them.
-        rows = torch.ops.amct._stem_indexer_tiling(inputs[1].size(2))[2]
-        base_m = (rows + 15) // 16 * 16
-        try:
-            self.assertEqual(torch.ops.amct._stem_indexer_score_base_n(256), 0)
-            assert_same(self, run_emulated(case, inputs), want, "R1 with baseN 256 fixed")
-            for base_n in (128, 64, 16):
-                torch.ops.amct._stem_indexer_score_base_n(base_n)
-                with self.subTest(base_n=base_n), self.assertRaisesRegex(
-                        RuntimeError, r"npu_stem_indexer: the score Matmul tiling is not one base tile per group "
-                        rf"chunk .* but GetTiling returned baseM {base_m}, baseN {base_n}, singleCoreM \d+, singleCoreN 256"):
-                    run_emulated(case, inputs)
-                # The CPU op has no Matmul tiling.
-                assert_same(self, run_op(case, inputs), want, f"R1 CPU op with baseN {base_n} forced")
-        finally:
-            torch.ops.amct._stem_indexer_score_base_n(0)
-        self.assertEqual(torch.ops.amct._stem_indexer_score_base_n(-1), 0)
-
     def test_tiling_hook(self):
         """Row buffers of whole 256-block chunks covering maxKb; two vector blocks per cube core,
-        at most one cube core per metadata slot (36); up to 32 rows (half a 64-row tile, the rows of
-        one score matmul) per key group within the UB."""
+        at most one cube core per metadata slot (36); up to 32 rows (half a 64-row tile; a pair of
+        groups is one score matmul) per key group within the UB."""
         _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(64)
         self.assertEqual((lanes, rows), (256, 32))  # 32 rows of 256 lanes take well under the UB
         self.assertLessEqual(used, budget)

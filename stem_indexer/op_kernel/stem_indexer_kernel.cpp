@@ -20,12 +20,22 @@
 //
 // Top-K rows, in groups of up to groupRows (<= 32: half a 64-row tile) rows of one tile whose qflat rows lie at one
 // stride (a group ends where the stride would change):
-//   1. Per 256-block chunk of the group's visible range, the vector block requests the cube's
-//      score matmul (the Matmul API's KFC form, MIX 1:2: the AIV calls it, the AIC serves): the
-//      group's bf16 query rows times the chunk's bf16 key rows, fp32 accumulated in order d =
-//      0..2047 (the CPU op's order: the same dots), C delivered into this AIV's UB; vbias is
-//      DMA'd beside it. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
-//      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
+//   1. The scores come from the kernel's own AIC program (basic cube API, no Matmul object, no
+//      GM score buffer). The AIC walks the same plan and tiles as its two AIVs and forms the same
+//      groups (ShareOf, HalfOf, NextGroup: every role computes the same sequence); group i of
+//      AIV0's half and group i of AIV1's go into L1 at rows 0 and R (R = the larger count), and
+//      per 256-block chunk of their visible range the chunk's key rows come into L1 in K slices
+//      (256 keys x 256, double-buffered), through L0A/L0B (64 of K per load, double-buffered) to
+//      Mmads accumulating in L0C in order d = 0..2047 (the CPU op's order: the same dots); one
+//      Fixpipe (dualDstCtl 1: rows [0, R) to AIV0, [R, 2R) to AIV1) writes both AIVs' next score
+//      slot. A group without a partner (the halves' group or chunk counts differ, or a tile of at
+//      most groupRows rows goes whole to one AIV, the AIVs alternating) goes to its AIV alone
+//      (dualDstCtl 0), as do both halves when the AIVs' next slots differ. Each AIV has 2 slots
+//      of groupRows x 256 fp32 at UB offset 0; mode-4 cross-core flags hand them over (AIC ->
+//      AIV "ready" after the Fixpipe, AIV -> AIC "free" after its last read), so the cube runs
+//      up to 2 chunks ahead of each AIV; vbias is DMA'd beside it. The lanes outside a row's
+//      candidates [4, vis - 4) and the lanes with a NaN dot or vbias are masked and zeroed before
+//      any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
 //      bits 0xFFFFFFFF (an integer Or), so that a row needs only its scores in UB (4 bytes per
