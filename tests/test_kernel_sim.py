@@ -1362,6 +1362,11 @@ class SimCubeDataPathTest(_ProgramTest):
         self.assertChecks(["cube_tque_edges_order_the_chain", "cube_tque_edges_values_bitexact_vs_bruteforce",
                            "cube_guard_tque_without_l1_edge", "cube_nd2nz_pads_rows_with_zeros"], arches=(3510,))
 
+    def test_write_after_read_guards(self):
+        self.assertChecks(["cube_war_with_m_mte1_and_fix_m", "cube_war_ping_pong_l1_values_bitexact_vs_bruteforce",
+                           "cube_guard_l0_overwrite_without_m_mte1", "cube_guard_l0c_overwrite_without_fix_m"],
+                          arches=(3510,))
+
     def test_cost(self):
         self.assertChecks(["cube_cost_pipes_charged", "cube_cost_slowest_core_at_least_the_m_pipe"], arches=(3510,))
 

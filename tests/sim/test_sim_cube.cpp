@@ -562,6 +562,83 @@ void PaddingTest() {
   Check("cube_nd2nz_pads_rows_with_zeros", ok);
 }
 
+// ---- write-after-read guards of L0A/L0B (M_MTE1) and L0C (FIX_M), each with its passing twin ----
+// Two K slices through ping-pong L1 buffers (so that MTE2 needs no edge) and one L0A/L0B pair; then,
+// for the L0C case, a second tile's Mmad over the L0C the Fixpipe read.
+void WarKernel(SmallData& d, bool mMte1, bool fixM) {
+  TPipe pipe;
+  TBuf<TPosition::A1> a1[2];
+  TBuf<TPosition::B1> b1[2];
+  TBuf<TPosition::A2> a2;
+  TBuf<TPosition::B2> b2;
+  TBuf<TPosition::CO1> co1;
+  for (int i = 0; i < 2; ++i) {
+    pipe.InitBuffer(a1[i], kQm * kQbaseK * 2);
+    pipe.InitBuffer(b1[i], kQn * kQbaseK * 2);
+  }
+  pipe.InitBuffer(a2, kQm * kQbaseK * 2);
+  pipe.InitBuffer(b2, kQn * kQbaseK * 2);
+  pipe.InitBuffer(co1, kQm * kQn * 4);
+  GlobalTensor<bfloat16_t> ga, gb;
+  ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.a.data()), d.a.size());
+  gb.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.b.data()), d.b.size());
+  LocalTensor<bfloat16_t> la2 = a2.Get<bfloat16_t>(), lb2 = b2.Get<bfloat16_t>();
+  LocalTensor<float> lc = co1.Get<float>();
+  for (int kc = 0; kc < 2; ++kc) {
+    LocalTensor<bfloat16_t> la1 = a1[kc].Get<bfloat16_t>(), lb1 = b1[kc].Get<bfloat16_t>();
+    DataCopy(la1, ga[kc * kQbaseK], Nd2NzParams(1, kQm, kQbaseK, 0, kQk, kQm, 1, 0));
+    DataCopy(lb1, gb[kc * kQbaseK], Nd2NzParams(1, kQn, kQbaseK, 0, kQk, kQn, 1, 0));
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
+    LoadData(la2, la1, LoadData2DParamsV2(0, 0, kQm / 16, kQbaseK / 16, kQm / 16, kQm / 16, false, 0));
+    LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, kQn / 16, kQbaseK / 16, kQn / 16, kQn / 16, false, 0));
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID2);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID2);
+    Mmad(lc, la2, lb2, MmadParams(kQm, kQn, kQbaseK, 0, false, kc == 0));
+    if (mMte1) {  // the next slice's LoadData overwrites what this Mmad read
+      SetFlag<HardEvent::M_MTE1>(EVENT_ID2);
+      WaitFlag<HardEvent::M_MTE1>(EVENT_ID2);
+    }
+  }
+  SetFlag<HardEvent::M_FIX>(EVENT_ID2);
+  WaitFlag<HardEvent::M_FIX>(EVENT_ID2);
+  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(kQn, kQm, kQm, kQn);
+  fp.dualDstCtl = 1;
+  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, kQm / 2 * kQn), lc, fp);
+  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+  if (fixM) {  // the next tile's Mmad overwrites what the Fixpipe read
+    SetFlag<HardEvent::FIX_M>(EVENT_ID2);
+    WaitFlag<HardEvent::FIX_M>(EVENT_ID2);
+  }
+  Mmad(lc, la2, lb2, MmadParams(kQm, kQn, kQbaseK, 0, false, true));
+}
+
+void WarTests() {
+  auto run = [](SmallData& d, bool mMte1, bool fixM) {
+    amct_sim::GmScope scope{{d.a.data(), d.a.size() * 2, false}, {d.b.data(), d.b.size() * 2, false},
+                            {d.out.data(), d.out.size() * 4, true}};
+    amct_sim::LaunchMix("cube_war", 1, 2, [&] {
+      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+      if ASCEND_IS_AIC {
+        WarKernel(d, mMte1, fixM);
+      }
+      if ASCEND_IS_AIV {
+        QueueAiv(d);
+      }
+    });
+  };
+  {
+    SmallData d;
+    ExpectOk("cube_war_with_m_mte1_and_fix_m", [&] { run(d, true, true); });
+    Check("cube_war_ping_pong_l1_values_bitexact_vs_bruteforce", d.Matches());
+  }
+  SmallData e, f;
+  ExpectError("cube_guard_l0_overwrite_without_m_mte1", {"LoadData", "pipe MTE1 writes L0A", "read by M", "HardEvent::M_MTE1"},
+              [&] { run(e, false, true); });
+  ExpectError("cube_guard_l0c_overwrite_without_fix_m", {"Mmad", "pipe M writes L0C", "read by FIX", "HardEvent::FIX_M"},
+              [&] { run(f, true, false); });
+}
+
 // The chain's cost: every pipe charged once per instruction at the Matmul model's rates.
 void CostTests() {
   Data d(15);
@@ -605,6 +682,7 @@ int main() {
   ChainTests();
   QueueTests();
   PaddingTest();
+  WarTests();
   CostTests();
 #endif
   return simtest::Finish();
