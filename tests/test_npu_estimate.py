@@ -193,7 +193,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(code, 0, err[-3000:])
         plain = [r for r in json.loads(plain_out)["results"] if r["kernel"] == "amct_stem_indexer_kernel"]
         self.assertEqual([r["estimate_us"] for r in fused], [r["estimate_us"] for r in plain])
-        self.assertIn("runs with the Matmul's arithmetic even under --cost-only", " ".join(json.loads(out)["notes"]))
+        self.assertIn("runs with the cube's arithmetic even under --cost-only", " ".join(json.loads(out)["notes"]))
 
     def test_markdown_for_950(self):
         self.assertEqual(self.text.returncode, 0, self.text.stderr[-3000:])

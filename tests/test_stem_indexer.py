@@ -404,35 +404,10 @@ class IndependenceTest(unittest.TestCase):
             # The native selection has no UB: the CPU op does not depend on the sim platform.
             assert_same(self, run_op(case, inputs), run_ref(case, inputs), "A25 CPU op with a 4 KB sim UB")
 
-    def test_score_tiling_other_than_one_base_tile_is_refused(self):
-        """The kernel places each group chunk's scores as one rows x 256 base tile; a GetTiling that
-        picks a smaller baseN (forced here through the tiling API's SetFixSplit, as a CANN version
-        might choose) must fail by name rather than drop scores. baseN 256 forced is the default."""
-        case = sc.random_cases()[0]
-        inputs = case.inputs()
-        want = run_emulated(case, inputs)
-        # baseM: the group's rows rounded up to a fractal (16); the rows as the tiling hook reports them.
-        rows = torch.ops.amct._stem_indexer_tiling(inputs[1].size(2))[2]
-        base_m = (rows + 15) // 16 * 16
-        try:
-            self.assertEqual(torch.ops.amct._stem_indexer_score_base_n(256), 0)
-            assert_same(self, run_emulated(case, inputs), want, "R1 with baseN 256 fixed")
-            for base_n in (128, 64, 16):
-                torch.ops.amct._stem_indexer_score_base_n(base_n)
-                with self.subTest(base_n=base_n), self.assertRaisesRegex(
-                        RuntimeError, r"npu_stem_indexer: the score Matmul tiling is not one base tile per group "
-                        rf"chunk .* but GetTiling returned baseM {base_m}, baseN {base_n}, singleCoreM \d+, singleCoreN 256"):
-                    run_emulated(case, inputs)
-                # The CPU op has no Matmul tiling.
-                assert_same(self, run_op(case, inputs), want, f"R1 CPU op with baseN {base_n} forced")
-        finally:
-            torch.ops.amct._stem_indexer_score_base_n(0)
-        self.assertEqual(torch.ops.amct._stem_indexer_score_base_n(-1), 0)
-
     def test_tiling_hook(self):
         """Row buffers of whole 256-block chunks covering maxKb; two vector blocks per cube core,
-        at most one cube core per metadata slot (36); up to 32 rows (half a 64-row tile, the rows of
-        one score matmul) per key group within the UB."""
+        at most one cube core per metadata slot (36); up to 32 rows (half a 64-row tile; a pair of
+        groups is one score matmul) per key group within the UB."""
         _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(64)
         self.assertEqual((lanes, rows), (256, 32))  # 32 rows of 256 lanes take well under the UB
         self.assertLessEqual(used, budget)
@@ -625,6 +600,64 @@ class EmulatedKernelTest(unittest.TestCase):
         md = pkg.npu_stem_indexer_metadata(ql, kl, 32, 2)
         with self.assertRaisesRegex(RuntimeError, "npu_stem_indexer: qflat"):
             torch.ops.amct._npu_stem_indexer_emulated(qflat.float(), kflat, vbias, ql, kl, metadata=md)
+
+
+@unittest.skipUnless(HAVE_OP, _SKIP_REASON)
+class CubeScoreDeliveryTest(unittest.TestCase):
+    """The kernel's own AIC program scores group i of AIV0's half of a tile together with group i
+    of AIV1's (one Fixpipe into both AIVs' score slots) and sends a group without a partner to its
+    AIV alone: these cases make the halves differ, each against the CPU op (both precisions, with
+    NaN and infinite scores from vbias and from the keys)."""
+
+    def check(self, what, inputs, causal, specials=True):
+        qflat, kflat, vbias, ql, kl, prompt = inputs
+        if specials:
+            g = torch.Generator().manual_seed(7)
+            flat = vbias.view(-1)
+            at = torch.randint(0, flat.numel(), (3, 12), generator=g)
+            flat[at[0]] = float("nan")
+            flat[at[1]] = float("inf")
+            flat[at[2]] = -float("inf")
+            kflat[0, 0, 9, 0] = float("inf")  # dot +-inf or NaN on every row of kv head 0 (q0 != 0)
+            kflat[0, 0, 10, 1] = float("nan")
+        for precision in (1, 2):
+            case = sc.Case(what, None, None, causal=causal, topk_score_precision=precision)
+            with self.subTest(what=what, precision=precision):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"{what} p{precision}")
+
+    def test_halves_with_different_chunk_counts(self):
+        """Causal, kv 32 blocks longer than q: in the tile of s1 [192, 256) AIV0's rows see at most
+        256 blocks (1 scored chunk), AIV1's up to 288 (2): the second chunk goes to AIV1 alone, and
+        the AIVs' slot parities then differ (later pairs go by two single Fixpipes)."""
+        inputs = sc.build([32768], [36864], Nq=32, Nk=8, seed=3)
+        self.check("chunk counts", inputs, causal=True)
+
+    def test_halves_with_different_group_counts(self):
+        """Qb = 40 and G = 4: the first tile's AIV0 half is s1 0..31 of head 0 (one group), its AIV1
+        half s1 32..39 of head 0 and 0..23 of head 1 (the stride changes: two groups, the second
+        without a partner); later tiles cut heads elsewhere, some groups of one row."""
+        inputs = sc.build([5120], [38400], Nq=32, Nk=8, seed=4)
+        self.check("group counts", inputs, causal=False)
+
+    def test_whole_tiles_of_decode(self):
+        """Decode, B = 32 with one query token: a tile is G = 8 rows (one group), scored whole for
+        one AIV, the AIVs alternating along the walk; batches of different kv lengths give groups
+        of different chunk counts; maxQb = 2 puts the group's query rows 2 rows apart in qflat
+        (one copy per row)."""
+        g = torch.Generator().manual_seed(11)
+        kv = torch.randint(2000, 70000, (32,), generator=g).tolist()
+        inputs = sc.build([1] * 32, kv, Nq=32, Nk=4, maxQb=2, seed=5)
+        self.check("decode", inputs, causal=True)
+
+    def test_rows_of_more_than_4096_candidates(self):
+        """Prefill rows of up to 4700 visible blocks (19 chunks per group), two kv heads, Qb = 3: a
+        head's rows are a stride-1 run of 3, the next head's maxQb rows on."""
+        inputs = sc.build([384], [601600], Nq=32, Nk=2, seed=6)
+        self.check("long rows", inputs, causal=True, specials=False)
+        qflat, kflat, vbias, ql, kl, prompt = inputs
+        vbias[0, 1, 4000:4010] = float("nan")
+        vbias[0, 0, 4100:4103] = float("inf")
+        self.check("long rows, specials", (qflat, kflat, vbias, ql, kl, prompt), causal=True, specials=False)
 
 
 def check_section_4_invariants(test, out, q_len, kv_len, causal):

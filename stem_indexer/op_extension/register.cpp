@@ -92,9 +92,6 @@ std::vector<int64_t> tilingForTest(int64_t maxKb) {
 // Test hook: the §7.1 query tile in rows (see setTileRowsForTest).
 int64_t tileRowsForTest(int64_t rows) { return amct::stem::setTileRowsForTest(rows); }
 
-// Test hook: the score Matmul's forced baseN (see setScoreBaseNForTest).
-int64_t scoreBaseNForTest(int64_t baseN) { return amct::stem::setScoreBaseNForTest(baseN); }
-
 }  // namespace
 
 // The arguments of npu_stem_indexer (§2), also those of the emulated-kernel op (a macro, as
@@ -110,7 +107,6 @@ TORCH_LIBRARY_FRAGMENT(amct, m) {
   m.def("_stem_indexer_budgets(int P, int Qb, int Kb, float alpha) -> Tensor", &budgetsForTest);
   m.def("_stem_indexer_tiling(int maxKb) -> int[]", &tilingForTest);
   m.def("_stem_indexer_tile_rows(int rows) -> int", &tileRowsForTest);
-  m.def("_stem_indexer_score_base_n(int base_n) -> int", &scoreBaseNForTest);
   m.def("_stem_indexer_scores(Tensor queries, Tensor keys, bool portable=False) -> Tensor",
         &amct::stem::scoresForTest);
   m.def("npu_stem_indexer" AMCT_STEM_INDEXER_ARGS, {at::Tag::pt2_compliant_tag});

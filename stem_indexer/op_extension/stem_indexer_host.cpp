@@ -1,9 +1,7 @@
 #include "stem_indexer_host.h"
 
 #include "stem_indexer_cpu_kernels.h"
-#include "amct_matmul_platform.h"
 #include "amct_tiling.h"
-#include "tiling/tiling_api.h"
 
 #include <ATen/Parallel.h>
 
@@ -231,8 +229,6 @@ struct Problem {
 
 // The §7.1 query tile in rows (G * TQ); tests change it to show the results do not depend on it.
 std::atomic<int64_t> gTileRows{256};
-// A baseN forced on the score Matmul tiling (SetFixSplit) by setScoreBaseNForTest; 0: GetTiling's.
-std::atomic<int64_t> gScoreBaseN{0};
 
 // The row lengths of every row (L = vis on short-path rows, K + 8 on Top-K rows, 0 on empty ones;
 // shortLen = vis on short-path rows, else 0) and the Top-K rows, in tiles of at most tileRows / G
@@ -569,7 +565,7 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   const uint64_t n = static_cast<uint64_t>(groupRows) * amct_stem::kChunk;
   const uint64_t repeats = w / 64;
   auto r32 = [](uint64_t v) { return roundUp(v, 32); };
-  uint64_t bytes = 4 * n + 4 * amct_stem::kChunk;  // the score and vbias chunks
+  uint64_t bytes = 2 * 4 * n + 4 * amct_stem::kChunk;  // the two score slots (the AIC's Fixpipe targets), vbias
   bytes += 4 * n;                                  // a chunk scratch buffer
   bytes += 4 * groupRows * w;                      // the group's scores
   bytes += 4 * 4 * w;                              // hi, lo (also the emission slots), scratch, index ramp
@@ -579,45 +575,6 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
   bytes += amct_stem::kLengthSlots * 32;           // the ring of length slots
   bytes += amct_stem::kSlots * amct_stem::kRecordWords * 4;  // a section's records (the kernel's own share)
   return bytes;
-}
-
-// The kernel's ScoreChunk takes the whole rows x 256 block as one base tile (one Iterate, one
-// GetTensorC into UB, whose rows are baseN apart while the chunk rows are 256 apart): any other
-// block would drop or misplace scores. scoreTiling asks for this block (SetFixSplit); a GetTiling
-// that returns another anyway is refused here, naming what it returned.
-static void checkScoreTiling(const TCubeTiling& t, int32_t rows) {
-  const int32_t n = static_cast<int32_t>(amct_stem::kChunk), k = static_cast<int32_t>(amct_stem::kDim);
-  TORCH_CHECK(t.baseM >= rows && t.baseN == n && t.singleCoreM >= rows && t.singleCoreN >= n && t.singleCoreK >= k,
-              kOp, ": the score Matmul tiling is not one base tile per group chunk (the kernel needs baseM >= ", rows,
-              ", baseN == ", n, ", singleCoreM >= ", rows, ", singleCoreN >= ", n, ", singleCoreK >= ", k,
-              "), but GetTiling returned baseM ", t.baseM, ", baseN ", t.baseN, ", singleCoreM ", t.singleCoreM,
-              ", singleCoreN ", t.singleCoreN, ", singleCoreK ", t.singleCoreK);
-}
-
-// The group score matmul's tiling: A (rows x 2048) bf16, B (256 x 2048) bf16 transposed, C fp32
-// in the AIV's UB (VECIN); the kernel sets each call's M, N and A's row stride (SetOrgShape, SetTail).
-static TCubeTiling scoreTiling(uint32_t rows) {
-  using namespace matmul_tiling;
-  MatmulApiTiling api(ascend950MatmulPlatform());
-  api.SetAType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, false);
-  api.SetBType(TPosition::GM, CubeFormat::ND, DataType::DT_BF16, true);
-  api.SetCType(TPosition::VECIN, CubeFormat::ND, DataType::DT_FLOAT);
-  api.SetBias(false);
-  const int32_t m = static_cast<int32_t>(rows), n = static_cast<int32_t>(amct_stem::kChunk);
-  const int32_t k = static_cast<int32_t>(amct_stem::kDim);
-  api.SetShape(m, n, k);
-  api.SetOrgShape(m, n, k);
-  api.SetBufferSpace(-1, -1, -1);
-  // The base block the kernel's UB layout needs, asked for rather than left to GetTiling's cost
-  // model (a test may force another baseN: a CANN that chose differently).
-  const int64_t forcedBaseN = gScoreBaseN.load();
-  const int32_t baseM = (m + 15) / 16 * 16, baseN = forcedBaseN > 0 ? static_cast<int32_t>(forcedBaseN) : n;
-  TORCH_CHECK(api.SetFixSplit(baseM, baseN, -1) == 0, kOp, ": the score Matmul tiling refused the base block ", baseM,
-              " x ", baseN);
-  TCubeTiling tiling{};
-  TORCH_CHECK(api.GetTiling(tiling) != -1, kOp, ": the score Matmul tiling failed for m ", m, ", n ", n, ", k ", k);
-  checkScoreTiling(tiling, m);
-  return tiling;
 }
 
 amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t maxQb, int64_t maxKb,
@@ -662,7 +619,6 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   t.biasMedium = static_cast<int32_t>(attrs.biasMedium);
   t.biasLarge = static_cast<int32_t>(attrs.biasLarge);
   t.metadataWords = static_cast<uint64_t>(metadataWords);
-  t.cube = scoreTiling(rows);
   return t;
 }
 
@@ -721,10 +677,6 @@ std::tuple<at::Tensor, at::Tensor> stemIndexer(const at::Tensor& qflat, const at
   return {indices, seqLenHost};
 }
 
-int64_t setScoreBaseNForTest(int64_t baseN) {
-  if (baseN < 0) return gScoreBaseN.load();
-  return gScoreBaseN.exchange(baseN);
-}
 
 int64_t setTileRowsForTest(int64_t rows) {
   if (rows <= 0) return gTileRows.load();

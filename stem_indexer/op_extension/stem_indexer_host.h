@@ -89,11 +89,6 @@ at::Tensor stemIndexerMetadataMeta(const at::Tensor& qSeqLens, const at::Tensor&
 // returns the previous value; rows <= 0 only reads it. Results must not depend on it.
 int64_t setTileRowsForTest(int64_t rows);
 
-// Test hook: forces baseN on the NPU kernel's score Matmul tiling (SetFixSplit) when baseN > 0,
-// 0 restores GetTiling's choice; returns the previous value (baseN < 0 only reads it). It stands
-// for a CANN GetTiling that picks another base block, which the host must refuse.
-int64_t setScoreBaseNForTest(int64_t baseN);
-
 // Test hook: the CPU score kernel (stem_indexer_cpu_kernels.h) on bf16 queries [A, I, 2048] and
 // keys [W, 2048], as fp32 [A * I, W]; `portable` forces the portable loop instead of the AVX2
 // kernel. Rows that are not contiguous are copied first, as the op's tiles are.

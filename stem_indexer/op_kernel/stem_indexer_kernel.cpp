@@ -20,12 +20,22 @@
 //
 // Top-K rows, in groups of up to groupRows (<= 32: half a 64-row tile) rows of one tile whose qflat rows lie at one
 // stride (a group ends where the stride would change):
-//   1. Per 256-block chunk of the group's visible range, the vector block requests the cube's
-//      score matmul (the Matmul API's KFC form, MIX 1:2: the AIV calls it, the AIC serves): the
-//      group's bf16 query rows times the chunk's bf16 key rows, fp32 accumulated in order d =
-//      0..2047 (the CPU op's order: the same dots), C delivered into this AIV's UB; vbias is
-//      DMA'd beside it. The lanes outside a row's candidates [4, vis - 4) and the lanes with a
-//      NaN dot or vbias are masked and zeroed before any arithmetic; then s = f32(f32(dot * 2^-6)
+//   1. The scores come from the kernel's own AIC program (basic cube API, no Matmul object, no
+//      GM score buffer). The AIC walks the same plan and tiles as its two AIVs and forms the same
+//      groups (ShareOf, HalfOf, NextGroup: every role computes the same sequence); group i of
+//      AIV0's half and group i of AIV1's go into L1 at rows 0 and R (R = the larger count), and
+//      per 256-block chunk of their visible range the chunk's key rows come into L1 in K slices
+//      (256 keys x 256, double-buffered), through L0A/L0B (64 of K per load, double-buffered) to
+//      Mmads accumulating in L0C in order d = 0..2047 (the CPU op's order: the same dots); one
+//      Fixpipe (dualDstCtl 1: rows [0, R) to AIV0, [R, 2R) to AIV1) writes both AIVs' next score
+//      slot. A group without a partner (the halves' group or chunk counts differ, or a tile of at
+//      most groupRows rows goes whole to one AIV, the AIVs alternating) goes to its AIV alone
+//      (dualDstCtl 0), as do both halves when the AIVs' next slots differ. Each AIV has 2 slots
+//      of groupRows x 256 fp32 at UB offset 0; mode-4 cross-core flags hand them over (AIC ->
+//      AIV "ready" after the Fixpipe, AIV -> AIC "free" after its last read), so the cube runs
+//      up to 2 chunks ahead of each AIV; vbias is DMA'd beside it. The lanes outside a row's
+//      candidates [4, vis - 4) and the lanes with a NaN dot or vbias are masked and zeroed before
+//      any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
 //      bits 0xFFFE0000 (candidates with a NaN) or 0xFFFFFFFF (the others: not candidates) by an
@@ -63,7 +73,6 @@
 // Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
 // bisheng's auto-sync.
 #include "kernel_operator.h"
-#include "lib/matmul_intf.h"  // the KFC form (no ASCENDC_CUBE_ONLY): the AIVs call the Matmul, the AIC serves
 #include "amct_kernel_common.h"
 #include "amct_exact_sum.h"
 #include "stem_indexer_tiling.h"
@@ -85,7 +94,17 @@ constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
 constexpr uint32_t kChunk = amct_stem::kChunk;
 constexpr uint64_t kDim = amct_stem::kDim;   // elements of a qflat / kflat row
-constexpr uint64_t kMaxStrideRows = 0x7FFFFFFFu / kDim;  // A's row stride must fit the matmul's int32 Ka
+// The AIC -> AIV "score slot ready" and AIV -> AIC "score slot free" cross-core flags (mode 4:
+// the AIC sets f for AIV0, f + 16 for AIV1; AIV s's f reaches the AIC as f + 16 * s).
+constexpr uint16_t kReadyFlag = 0;
+constexpr uint16_t kFreeFlag = 1;
+constexpr uint16_t kAivFlagStride = 16;
+constexpr uint32_t kScoreSlots = 2;    // score slots per AIV (the AIC runs up to 2 deliveries ahead)
+constexpr uint32_t kKSlice = 256;      // key elements per B slice in L1 (256 keys x 256: 128 KB)
+constexpr uint32_t kL0K = 64;          // elements of K per L0A/L0B load and Mmad
+constexpr uint32_t kMaxCubeRows = 2 * amct_stem::kMaxGroupRows;  // M of a group pair
+// Fixpipe L0C -> UB, NZ2ND: the AIVs' row-major score slots.
+constexpr FixpipeConfig kScoresToUb = {CO2Layout::ROW_MAJOR, true};
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 __aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -283,27 +302,38 @@ struct SlotRange {
   int64_t bn2, m, bn2End, mEnd;
 };
 
-// The score matmul of a group: its query rows (bf16, rows of qflat at one stride) times the chunk's
-// key rows (bf16, kflat, B transposed), fp32 accumulation, C (fp32) into the calling AIV's UB.
-using QueryType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t>;
-using KeyType = MatmulType<TPosition::GM, CubeFormat::ND, bfloat16_t, true>;
-using ScoreType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
-using ScoreMatmul = Matmul<QueryType, KeyType, ScoreType, ScoreType>;
+// A cursor over rows [r, rb) of the current tile (NextGroup).
+struct RowCursor {
+  uint64_t r, rb;
+};
+
+// Lanes [c0, c0 + cols) of a chunk that hold candidates of a group whose widest row has visMax
+// blocks (the rest are scored by no row).
+__aicore__ inline uint32_t ChunkCols(uint32_t c0, uint32_t visMax) {
+  const uint32_t candEnd = visMax > amct_stem::kWindow ? visMax - amct_stem::kWindow : 0u;
+  return candEnd > c0 ? Min(candEnd - c0, kChunk) : 0u;
+}
+
+// The chunks of such a group that the AIC scores (cols > 0): the AIC delivers, the AIV waits for, these.
+__aicore__ inline uint32_t ScoredChunks(uint32_t visMax) {
+  const uint32_t candEnd = visMax > amct_stem::kWindow ? visMax - amct_stem::kWindow : 0u;
+  return (candEnd + kChunk - 1) / kChunk;
+}
+
+__aicore__ inline uint32_t VisMaxOf(const GroupRow* g, uint32_t count) {
+  uint32_t v = 0;
+  for (uint32_t q = 0; q < count; ++q) v = g[q].vis > v ? g[q].vis : v;
+  return v;
+}
 
 class StemIndexer {
  public:
-  ScoreMatmul mm;  // registered by the kernel entry (REGIST_MATMUL_OBJ) before Init
-
   __aicore__ inline void Init(GM_ADDR qflat, GM_ADDR kflat, GM_ADDR vbias, GM_ADDR qLens, GM_ADDR kvLens,
                               GM_ADDR prompt, GM_ADDR metadata, GM_ADDR indices, GM_ADDR seqLen, const StemTiling& t,
                               TPipe* pipe) {
     t_ = t;
     if (t_.groupRows < 1) t_.groupRows = 1;
     if (t_.groupRows > amct_stem::kMaxGroupRows) t_.groupRows = amct_stem::kMaxGroupRows;
-    // A group is one matmul of at most the cube tiling's M rows.
-    if (t_.cube.singleCoreM >= 1 && t_.groupRows > static_cast<uint32_t>(t_.cube.singleCoreM)) {
-      t_.groupRows = static_cast<uint32_t>(t_.cube.singleCoreM);
-    }
     qBase_ = reinterpret_cast<__gm__ bfloat16_t*>(qflat);
     kBase_ = reinterpret_cast<__gm__ bfloat16_t*>(kflat);
     biasGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(vbias));
@@ -313,9 +343,15 @@ class StemIndexer {
     metaGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(metadata));
     outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(indices));
     seqGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(seqLen));
+    if ASCEND_IS_AIC {
+      cube_ = true;
+      CubeInit(pipe);
+      return;
+    }
     const uint32_t w = t_.rowLanes;
     const uint32_t n = t_.groupRows * kChunk;
-    pipe->InitBuffer(scoreQue_, 1, n * 4);
+    // The score slots first: at UB offset 0, where the AIC's Fixpipe writes them (SlotOffset).
+    pipe->InitBuffer(slotBuf_, kScoreSlots * n * 4);
     pipe->InitBuffer(biasQue_, 1, kChunk * 4);
     pipe->InitBuffer(chunkA_, n * 4);
     pipe->InitBuffer(hiBuf_, w * 4);  // the hi digits of the row being selected
@@ -352,15 +388,15 @@ class StemIndexer {
   __aicore__ inline void Process() {
     const uint32_t block = static_cast<uint32_t>(GetBlockIdx());
     const uint32_t subBlocks = t_.subBlocks == 1 ? 1u : amct_stem::kSubBlocks;
-    aic_ = block / subBlocks;
-    sub_ = block % subBlocks;
+    aic_ = cube_ ? block : block / subBlocks;  // the AIC's block index is its AI core's
+    sub_ = cube_ ? 0u : block % subBlocks;
     split_ = subBlocks > 1;
     const uint64_t items = static_cast<uint64_t>(t_.batch) * t_.kvHeads;
     int64_t sections = metaGm_.GetValue(0);
     if (sections < 0) sections = 0;
     if (static_cast<uint64_t>(sections) > items) sections = static_cast<int64_t>(items);
     for (int64_t s = 0; s < sections; ++s) Section(s);
-    mm.End();
+    if (cube_) CubeDrain();
   }
 
  private:
@@ -453,6 +489,10 @@ class StemIndexer {
     const uint32_t words = amct_stem::kRecordWords * amct_stem::kSlots;
     const uint64_t first = amct_stem::kHeaderWords + static_cast<uint64_t>(words) * s;
     if (first + words > t_.metadataWords) return false;
+    if (cube_) {  // the AIC has no UB: LoadedRange reads GM
+      recordsSection_ = s;
+      return true;
+    }
     WaitForPipe<HardEvent::S_MTE2>();  // the previous section's reads are done
     DataCopy(recBuf_.Get<int32_t>(), metaGm_[first], words);
     WaitForPipe<HardEvent::MTE2_S>();
@@ -461,6 +501,7 @@ class StemIndexer {
 
   // Slot c's range in the records LoadRecords copied.
   __aicore__ inline SlotRange LoadedRange(uint32_t c) {
+    if (cube_) return RangeOf(recordsSection_, c);
     const LocalTensor<int32_t> rec = recBuf_.Get<int32_t>()[c * amct_stem::kRecordWords];
     return SlotRange{rec.GetValue(0), rec.GetValue(1), rec.GetValue(3), rec.GetValue(4)};
   }
@@ -520,7 +561,8 @@ class StemIndexer {
           }
           cost += tc;
         }
-        if (run) Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
+        if (run && cube_) CubeTile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
+        if (run && !cube_) Tile(static_cast<uint32_t>(bn2), static_cast<uint32_t>(m), l);
         ++m;
       }
       if (m >= mt) {
@@ -607,44 +649,280 @@ class StemIndexer {
     return v > 0 ? static_cast<uint32_t>(v) : 0u;
   }
 
-  // This block's half of the rows of tile (bn2, m): the short rows at once, the Top-K rows in
-  // groups.
-  __aicore__ inline void Tile(uint32_t bn2, uint32_t m, const Lengths& l) {
-    const uint32_t b = bn2 / t_.kvHeads, n = bn2 % t_.kvHeads;
+  // How tile m's rows are shared: rows [r0, r0 + mRows) of its item; a tile of at most one group's
+  // rows (decode: G rows) goes whole to one vector block, the blocks alternating along the walk
+  // (turn: every role walks the same tiles), so that the cube reads its keys once for one group;
+  // larger tiles are halved: AIV0 takes the first ceil(mRows / 2) rows, AIV1 the rest.
+  struct TileShare {
+    uint64_t r0, mRows, firstHalf;
+    bool whole;
+    uint32_t turn;
+  };
+  __aicore__ inline TileShare ShareOf(uint32_t m, const Lengths& l) {
     const uint64_t rows = static_cast<uint64_t>(t_.group) * l.Qb;
-    const uint64_t r0 = static_cast<uint64_t>(m) * amct_stem::kMTile;
-    const uint64_t mRows = rows - r0 < amct_stem::kMTile ? rows - r0 : amct_stem::kMTile;
-    // A tile of at most one group's rows (decode: G rows) goes whole to one vector block, the
-    // blocks alternating along the walk (both walk the same tiles), so that one score matmul
-    // reads its keys; larger tiles are halved.
-    const bool whole = !split_ || mRows <= t_.groupRows;
-    const bool mine = !split_ || (walked_++ % amct_stem::kSubBlocks) == sub_;
-    if (whole && !mine) return;
-    const uint64_t firstHalf = whole ? mRows : (mRows + 1) / 2;
-    const uint64_t ra = r0 + (whole || sub_ == 0 ? 0 : firstHalf), rb = r0 + (whole || sub_ == 0 ? firstHalf : mRows);
-    biasOffset_ = (static_cast<uint64_t>(b) * t_.kvHeads + n) * t_.maxKb;  // also item bn2's first key row
-    count_ = 0;
-    for (uint64_t r = ra; r < rb; ++r) {
-      const uint64_t g = r / l.Qb, s1 = r % l.Qb;
-      const uint64_t h = n * t_.group + g;
+    TileShare sh;
+    sh.r0 = static_cast<uint64_t>(m) * amct_stem::kMTile;
+    sh.mRows = rows - sh.r0 < amct_stem::kMTile ? rows - sh.r0 : amct_stem::kMTile;
+    sh.whole = !split_ || sh.mRows <= t_.groupRows;
+    sh.turn = split_ ? static_cast<uint32_t>(walked_++ % amct_stem::kSubBlocks) : 0u;
+    sh.firstHalf = sh.whole ? sh.mRows : (sh.mRows + 1) / 2;
+    return sh;
+  }
+
+  // Vector block `sub`'s rows of the tile (empty when a whole tile is the other's).
+  __aicore__ inline RowCursor HalfOf(const TileShare& sh, uint32_t sub) {
+    if (sh.whole) return sh.turn == sub ? RowCursor{sh.r0, sh.r0 + sh.mRows} : RowCursor{sh.r0, sh.r0};
+    return sub == 0 ? RowCursor{sh.r0, sh.r0 + sh.firstHalf} : RowCursor{sh.r0 + sh.firstHalf, sh.r0 + sh.mRows};
+  }
+
+  // The next group of Top-K rows of item bn2 among the cursor's rows into g (its count; 0 when
+  // the rows are used up). The AIV (writeShort) writes the short rows met on the way; the AIC,
+  // which only scores, skips them: both form the same groups. One group's query rows lie at one
+  // stride in qflat (consecutive s1 of a head: 1 row; one s1 of consecutive heads: maxQb rows), so
+  // a group ends where the stride would change.
+  __aicore__ inline uint32_t NextGroup(RowCursor& cur, uint32_t bn2, const Lengths& l, GroupRow* g, bool writeShort) {
+    const uint32_t b = bn2 / t_.kvHeads, n = bn2 % t_.kvHeads;
+    uint32_t count = 0;
+    for (; cur.r < cur.rb; ++cur.r) {
+      const uint64_t gi = cur.r / l.Qb, s1 = cur.r % l.Qb;
+      const uint64_t h = n * t_.group + gi;
       const uint64_t outRow = (static_cast<uint64_t>(b) * t_.qHeads + h) * t_.maxQb + s1;
       const uint32_t vis = VisibleBlocks(static_cast<int64_t>(s1), l);
       if (vis == 0) continue;  // L = 0: the host's fill stands
       const int64_t K = TopkBudget(l.P, static_cast<int64_t>(s1), l.Qb, l.Kb, t_);
       if (static_cast<int64_t>(vis) <= K + amct_stem::kSink + amct_stem::kWindow) {
-        ShortRow(outRow, vis);
+        if (writeShort) ShortRow(outRow, vis);
         continue;
       }
-      // One score matmul serves the group: its query rows must lie at one stride in qflat
-      // (consecutive s1 of a head: 1 row; one s1 of consecutive heads: maxQb rows).
-      // (The stride is the matmul's int32 Ka: a wider one, beyond any real maxQb, ends the group too.)
-      const uint64_t step = count_ >= 1 ? outRow - group_[count_ - 1].outRow : 0;
-      if (count_ >= 1 && step > kMaxStrideRows) Group();
-      if (count_ >= 2 && step != group_[1].outRow - group_[0].outRow) Group();
-      group_[count_++] = GroupRow{outRow, vis, static_cast<uint32_t>(K)};
-      if (count_ == t_.groupRows) Group();
+      if (count >= 2 && outRow - g[count - 1].outRow != g[1].outRow - g[0].outRow) return count;
+      g[count++] = GroupRow{outRow, vis, static_cast<uint32_t>(K)};
+      if (count == t_.groupRows) {
+        ++cur.r;
+        return count;
+      }
     }
-    if (count_ > 0) Group();
+    return count;
+  }
+
+  // This block's half of the rows of tile (bn2, m): the short rows at once, the Top-K rows in
+  // groups.
+  __aicore__ inline void Tile(uint32_t bn2, uint32_t m, const Lengths& l) {
+    const TileShare sh = ShareOf(m, l);
+    RowCursor cur = HalfOf(sh, sub_);
+    biasOffset_ = static_cast<uint64_t>(bn2) * t_.maxKb;  // also item bn2's first key row
+    while ((count_ = NextGroup(cur, bn2, l, group_, true)) > 0) Group();
+  }
+
+  // ---- the AIC: the score matmuls of both AIVs' groups -----------------------------------------
+
+  // L1 (512 KB): the query rows of a group pair, [64, 2048] bf16 (256 KB), and two B slices of a
+  // chunk's keys, [256, 256] bf16 (128 KB each); L0A/L0B: two [M, 64] / [256, 64] loads each; L0C:
+  // two [64, 256] fp32 chunk results, so that the Fixpipe of one chunk overlaps the next one's Mmads.
+  __aicore__ inline void CubeInit(TPipe* pipe) {
+    pipe->InitBuffer(aL1_, kMaxCubeRows * kDim * 2);
+    for (uint32_t i = 0; i < 2; ++i) {
+      pipe->InitBuffer(bL1_[i], kChunk * kKSlice * 2);
+      pipe->InitBuffer(aL0_[i], kMaxCubeRows * kL0K * 2);
+      pipe->InitBuffer(bL0_[i], kChunk * kL0K * 2);
+      pipe->InitBuffer(cL0_[i], kMaxCubeRows * kChunk * 4);
+    }
+  }
+
+  // Tile (bn2, m) on the AIC: the groups each AIV half forms (NextGroup, as the AIVs do), paired
+  // by index: group i of AIV0's half and group i of AIV1's.
+  __aicore__ inline void CubeTile(uint32_t bn2, uint32_t m, const Lengths& l) {
+    const TileShare sh = ShareOf(m, l);
+    RowCursor c0 = HalfOf(sh, 0), c1 = HalfOf(sh, 1);
+    biasOffset_ = static_cast<uint64_t>(bn2) * t_.maxKb;
+    while (true) {
+      const uint32_t n0 = NextGroup(c0, bn2, l, group_, false);
+      const uint32_t n1 = split_ ? NextGroup(c1, bn2, l, partner_, false) : 0u;
+      if (n0 == 0 && n1 == 0) return;
+      CubeJob(n0, n1);
+    }
+  }
+
+  // The score chunks of group_ (n0 rows, AIV0's) and partner_ (n1 rows, AIV1's; either may be
+  // empty): their query rows at L1 rows 0 and R (R = the larger count, M = 2R; a lone group at 0,
+  // M = its rows), then per chunk the Mmads over K and the Fixpipe into the AIVs' score slots:
+  // both halves at once (dualDstCtl 1) while both groups have the chunk, else to one AIV.
+  __aicore__ inline void CubeJob(uint32_t n0, uint32_t n1) {
+    const bool paired = n0 > 0 && n1 > 0;
+    const uint32_t R = n0 > n1 ? n0 : n1;
+    const uint32_t M = paired ? 2 * R : R;
+    const uint32_t m16 = RoundUpTo(M, 16);
+    const uint32_t at1 = paired ? R : 0u;  // L1 / L0C row of partner_'s first row
+    if (aBusy_) WaitFlag<HardEvent::MTE1_MTE2>(kAEvent);  // the previous job's loads have read A
+    if (n0 > 0) CopyQueries(group_, n0, 0, m16);
+    if (n1 > 0) CopyQueries(partner_, n1, at1, m16);
+    SetFlag<HardEvent::MTE2_MTE1>(kAEvent);
+    WaitFlag<HardEvent::MTE2_MTE1>(kAEvent);
+    const uint32_t chunks0 = n0 > 0 ? ScoredChunks(VisMaxOf(group_, n0)) : 0u;
+    const uint32_t chunks1 = n1 > 0 ? ScoredChunks(VisMaxOf(partner_, n1)) : 0u;
+    const uint32_t vis0 = n0 > 0 ? VisMaxOf(group_, n0) : 0u, vis1 = n1 > 0 ? VisMaxOf(partner_, n1) : 0u;
+    const uint32_t chunks = chunks0 > chunks1 ? chunks0 : chunks1;
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const uint32_t c0 = c * kChunk;
+      const bool to0 = c < chunks0, to1 = c < chunks1;
+      const uint32_t cols0 = to0 ? ChunkCols(c0, vis0) : 0u, cols1 = to1 ? ChunkCols(c0, vis1) : 0u;
+      const uint32_t n16 = RoundUpTo(cols0 > cols1 ? cols0 : cols1, 16);
+      const uint32_t cb = chunkCount_ % 2;
+      ++chunkCount_;
+      ChunkMatmul(c0, cols0 > cols1 ? cols0 : cols1, n16, M, m16, cb);
+      SetFlag<HardEvent::M_FIX>(cb);
+      WaitFlag<HardEvent::M_FIX>(cb);
+      const LocalTensor<float> c0L = cL0_[cb].Get<float>();
+      if (to0 && to1 && delivered_[0] % kScoreSlots == delivered_[1] % kScoreSlots) {
+        Deliver(c0L, R, n16, m16, true, 0);  // rows [0, R) to AIV0, [R, 2R) to AIV1
+      } else {
+        // A Fixpipe of rows from row `at` of L0C: its Nz columns of m16 rows start 16 floats per row on.
+        if (to0) Deliver(c0L, n0, n16, m16, false, 0);
+        if (to1) Deliver(c0L[at1 * 16], n1, n16, m16, false, 1);
+      }
+      SetFlag<HardEvent::FIX_M>(cb);
+      cBusy_[cb] = true;
+    }
+    SetFlag<HardEvent::MTE1_MTE2>(kAEvent);
+    aBusy_ = true;
+  }
+
+  // Group g's query rows (n rows of qflat at one stride) into L1 from row `at` of an ND2NZ image of
+  // m16 rows (column blocks of 16 elements, m16 rows apart): one DataCopy for consecutive rows, else
+  // one per row (a source stride of maxQb rows may exceed Nd2NzParams' 16-bit srcDValue).
+  __aicore__ inline void CopyQueries(const GroupRow* g, uint32_t n, uint32_t at, uint32_t m16) {
+    const uint64_t step = n > 1 ? g[1].outRow - g[0].outRow : 1u;
+    const uint32_t copies = step == 1 ? 1u : n;
+    LocalTensor<bfloat16_t> a = aL1_.Get<bfloat16_t>();
+    for (uint32_t i = 0; i < copies; ++i) {
+      const uint32_t rows = step == 1 ? n : 1u;
+      GlobalTensor<bfloat16_t> q;
+      q.SetGlobalBuffer(qBase_ + g[i].outRow * kDim, static_cast<uint64_t>(rows) * kDim);
+      Nd2NzParams p;
+      p.ndNum = 1;
+      p.nValue = static_cast<uint16_t>(rows);
+      p.dValue = kDim;
+      p.srcNdMatrixStride = 0;
+      p.srcDValue = kDim;
+      p.dstNzC0Stride = static_cast<uint16_t>(m16);
+      p.dstNzNStride = 1;
+      p.dstNzMatrixStride = 0;
+      DataCopy(a[(at + i) * 16], q, p);
+    }
+  }
+
+  // L0C buffer cb = the [M, n16] dots of the L1 query rows with key blocks [c0, c0 + cols) of the
+  // tile's kv head, accumulated in order d = 0..2047 (K slices of kKSlice in L1, of kL0K in L0):
+  // the CPU op's sum, bit for bit. Key rows [cols, n16) of the B slices hold earlier data; their
+  // columns are outside every row's candidates, which the AIVs mask.
+  __aicore__ inline void ChunkMatmul(uint32_t c0, uint32_t cols, uint32_t n16, uint32_t M, uint32_t m16, uint32_t cb) {
+    GlobalTensor<bfloat16_t> k;
+    k.SetGlobalBuffer(kBase_ + (biasOffset_ + c0) * kDim, static_cast<uint64_t>(cols) * kDim);
+    const LocalTensor<bfloat16_t> a = aL1_.Get<bfloat16_t>();
+    const LocalTensor<float> c = cL0_[cb].Get<float>();
+    bool first = true;
+    for (uint32_t d0 = 0; d0 < kDim; d0 += kKSlice) {
+      const uint32_t bb = bSlices_ % 2;
+      ++bSlices_;
+      if (bBusy_[bb]) WaitFlag<HardEvent::MTE1_MTE2>(bb);  // its previous loads have read the slice
+      const LocalTensor<bfloat16_t> bl1 = bL1_[bb].Get<bfloat16_t>();
+      Nd2NzParams p;
+      p.ndNum = 1;
+      p.nValue = static_cast<uint16_t>(cols);
+      p.dValue = kKSlice;
+      p.srcNdMatrixStride = 0;
+      p.srcDValue = kDim;
+      p.dstNzC0Stride = static_cast<uint16_t>(n16);
+      p.dstNzNStride = 1;
+      p.dstNzMatrixStride = 0;
+      DataCopy(bl1, k[d0], p);
+      SetFlag<HardEvent::MTE2_MTE1>(bb);
+      WaitFlag<HardEvent::MTE2_MTE1>(bb);
+      for (uint32_t k0 = 0; k0 < kKSlice; k0 += kL0K) {
+        const uint32_t lb = l0Loads_ % 2;
+        ++l0Loads_;
+        if (l0Busy_[lb]) WaitFlag<HardEvent::M_MTE1>(lb);  // its previous Mmad has read L0A/L0B
+        const LocalTensor<bfloat16_t> al0 = aL0_[lb].Get<bfloat16_t>();
+        const LocalTensor<bfloat16_t> bl0 = bL0_[lb].Get<bfloat16_t>();
+        // Fractal (mi, ki) of an ND2NZ image of r16 rows lies at (ki * r16 / 16 + mi) * 512 B: the
+        // Nz layout of L0A and (for B as rows) the Zn layout of L0B, copied without a transpose.
+        LoadData2DParamsV2 la;
+        la.mStartPosition = 0;
+        la.kStartPosition = (d0 + k0) / 16;
+        la.mStep = static_cast<uint16_t>(m16 / 16);
+        la.kStep = kL0K / 16;
+        la.srcStride = static_cast<int32_t>(m16 / 16);
+        la.dstStride = static_cast<uint16_t>(m16 / 16);
+        la.ifTranspose = false;
+        LoadData(al0, a, la);
+        LoadData2DParamsV2 lb2 = la;
+        lb2.kStartPosition = k0 / 16;
+        lb2.mStep = static_cast<uint16_t>(n16 / 16);
+        lb2.srcStride = static_cast<int32_t>(n16 / 16);
+        lb2.dstStride = static_cast<uint16_t>(n16 / 16);
+        LoadData(bl0, bl1, lb2);
+        SetFlag<HardEvent::MTE1_M>(lb);
+        WaitFlag<HardEvent::MTE1_M>(lb);
+        if (first && cBusy_[cb]) WaitFlag<HardEvent::FIX_M>(cb);  // the previous Fixpipe has read L0C
+        MmadParams mp;
+        mp.m = static_cast<uint16_t>(M);
+        mp.n = static_cast<uint16_t>(n16);
+        mp.k = kL0K;
+        mp.cmatrixInitVal = first;  // the first K slice starts from +0, the others accumulate
+        mp.disableGemv = true;      // M = 1 is a plain matrix too (L0A in Nz)
+        // An accumulating Mmad of a small tile must wait for the previous one (Mmad.md: the
+        // hardware orders only tiles of (m / 16) * (n / 16) >= 10 itself).
+        if (!first && (M / 16) * (n16 / 16) < 10) PipeBarrier<PIPE_M>();
+        Mmad(c, al0, bl0, mp);
+        first = false;
+        SetFlag<HardEvent::M_MTE1>(lb);
+        l0Busy_[lb] = true;
+      }
+      SetFlag<HardEvent::MTE1_MTE2>(bb);
+      bBusy_[bb] = true;
+    }
+  }
+
+  // One Fixpipe of `rows` rows (x n16 columns) of an L0C result into the next score slot of AIV
+  // `sub`, or (dual) rows [0, rows) into AIV0's and [rows, 2 rows) into AIV1's, both at one slot:
+  // each target's slot must have been handed back first (after 2 deliveries), then it is told.
+  __aicore__ inline void Deliver(const LocalTensor<float>& src, uint32_t rows, uint32_t n16, uint32_t m16, bool dual,
+                                 uint32_t sub) {
+    const uint32_t slot = delivered_[sub] % kScoreSlots;
+    for (uint32_t s = 0; s < amct_stem::kSubBlocks; ++s) {
+      if ((dual || s == sub) && delivered_[s] >= kScoreSlots) {
+        CrossCoreWaitFlag<4, PIPE_FIX>(kFreeFlag + kAivFlagStride * s);
+      }
+    }
+    FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp;
+    fp.nSize = static_cast<uint16_t>(n16);
+    fp.mSize = static_cast<uint16_t>(dual ? 2 * rows : rows);
+    fp.srcStride = static_cast<uint16_t>(m16);
+    fp.dstStride = kChunk;
+    fp.dualDstCtl = dual ? 1 : 0;
+    fp.subBlockId = sub != 0;
+    const uint32_t slotElems = t_.groupRows * kChunk;
+    LocalTensor<float> ub(TPosition::VECIN, slot * slotElems * 4, slotElems);
+    Fixpipe<float, float, kScoresToUb>(ub, src, fp);
+    for (uint32_t s = 0; s < amct_stem::kSubBlocks; ++s) {
+      if (dual || s == sub) {
+        CrossCoreSetFlag<4, PIPE_FIX>(kReadyFlag + kAivFlagStride * s);
+        ++delivered_[s];
+      }
+    }
+  }
+
+  // The end of the AIC's walk: every flag it set is waited for, every slot hand-back received.
+  __aicore__ inline void CubeDrain() {
+    if (aBusy_) WaitFlag<HardEvent::MTE1_MTE2>(kAEvent);
+    for (uint32_t i = 0; i < 2; ++i) {
+      if (bBusy_[i]) WaitFlag<HardEvent::MTE1_MTE2>(i);
+      if (l0Busy_[i]) WaitFlag<HardEvent::M_MTE1>(i);
+      if (cBusy_[i]) WaitFlag<HardEvent::FIX_M>(i);
+    }
+    for (uint32_t s = 0; s < amct_stem::kSubBlocks; ++s) {
+      const uint32_t pending = delivered_[s] < kScoreSlots ? delivered_[s] : kScoreSlots;
+      for (uint32_t i = 0; i < pending; ++i) CrossCoreWaitFlag<4, PIPE_FIX>(kFreeFlag + kAivFlagStride * s);
+    }
   }
 
   // L of row outRow, from its own 32-B slot of a ring of kLengthSlots: the scalar unit waits for
@@ -678,50 +956,33 @@ class StemIndexer {
 
   // Scores of lanes [c0, c0 + 256) of every row of the group into s_ (row q at q * rowLanes).
   // The lanes [c0, c0 + cols) up to the widest row's candidates are scored; the rest of the
-  // chunk rows are zeroed (and marked unscored, as non-candidates).
+  // chunk rows are zeroed (and marked unscored, as non-candidates). The dots come from the AIC's
+  // Fixpipe into this AIV's next score slot (CrossCoreWaitFlag); the slot is handed back
+  // (CrossCoreSetFlag on the V pipe) after its last read, the copy into s_.
   __aicore__ inline void ChunkKeys(uint32_t c0, uint32_t visMax) {
     const uint32_t rowsN = count_ * kChunk;
-    LocalTensor<float> sc = scoreQue_.AllocTensor<float>();
-    LocalTensor<float> bias = biasQue_.AllocTensor<float>();
-    const uint32_t candEnd = visMax - amct_stem::kWindow;  // the widest row's candidates end here
-    const uint32_t cols = candEnd > c0 ? Min(candEnd - c0, kChunk) : 0u;
-    if (cols > 0) {
-      LoadPadded(bias, biasGm_[biasOffset_ + c0], cols);
-      ScoreChunk(sc, c0, cols);
+    const uint32_t cols = ChunkCols(c0, visMax);
+    if (cols == 0) {  // no candidate: every lane unscored (what Scores and MarkUnscored would give)
+      for (uint32_t q = 0; q < count_; ++q) {
+        Duplicate(s_[q * t_.rowLanes + c0].ReinterpretCast<int32_t>(), int32_t(-1), static_cast<int32_t>(kChunk));
+      }
+      return;
     }
-    scoreQue_.EnQue(sc);
+    LocalTensor<float> bias = biasQue_.AllocTensor<float>();
+    LoadPadded(bias, biasGm_[biasOffset_ + c0], cols);
     biasQue_.EnQue(bias);
-    LocalTensor<float> sv = scoreQue_.DeQue<float>();
+    const uint32_t slot = deliveries_ % kScoreSlots;
+    ++deliveries_;
+    LocalTensor<float> sv = slotBuf_.Get<float>()[slot * t_.groupRows * kChunk];
+    CrossCoreWaitFlag<4, PIPE_S>(kReadyFlag);  // the AIC's Fixpipe of this chunk into the slot
     LocalTensor<float> bv = biasQue_.DeQue<float>();
     for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], cols);
     ZeroTail(bv, cols);
     Scores(sv, bv, c0, rowsN);
     MarkUnscored(sv, rowsN);
     for (uint32_t q = 0; q < count_; ++q) DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
-    scoreQue_.FreeTensor(sv);
+    CrossCoreSetFlag<4, PIPE_V>(kFreeFlag);
     biasQue_.FreeTensor(bv);
-  }
-
-  // The cube's dot products of the group's query rows with key blocks [c0, c0 + cols) of its kv
-  // head into sc (row q at q * 256, an fp32 sum in order d = 0..2047 of exact bf16 products: the
-  // spec's dot). A is qflat's rows at the group's stride (SetOrgShape's Ka), B the key rows
-  // (N x 2048, transposed); one base tile (baseM >= rows, baseN = 256: the host asks for it by
-  // SetFixSplit and refuses any other tiling) lands in UB by GetTensorC, synchronously, as an
-  // MTE2-like write: the VECIN queue orders the vector pipe after it.
-  __aicore__ inline void ScoreChunk(const LocalTensor<float>& sc, uint32_t c0, uint32_t cols) {
-    const uint64_t first = group_[0].outRow * kDim;
-    const uint64_t stride = count_ > 1 ? (group_[1].outRow - group_[0].outRow) * kDim : kDim;
-    GlobalTensor<bfloat16_t> q;
-    q.SetGlobalBuffer(qBase_ + first, (count_ - 1) * stride + kDim);
-    GlobalTensor<bfloat16_t> k;
-    k.SetGlobalBuffer(kBase_ + (biasOffset_ + c0) * kDim, static_cast<uint64_t>(cols) * kDim);
-    const int32_t rows = static_cast<int32_t>(count_), n = static_cast<int32_t>(cols);
-    mm.SetOrgShape(rows, n, static_cast<int32_t>(stride), static_cast<int32_t>(kDim));
-    mm.SetTail(rows, n, static_cast<int32_t>(kDim));
-    mm.SetTensorA(q);
-    mm.SetTensorB(k, true);
-    mm.Iterate();
-    mm.GetTensorC(sc);
   }
 
   __aicore__ inline void LoadPadded(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint32_t len) {
@@ -1264,7 +1525,24 @@ class StemIndexer {
   GlobalTensor<int32_t> metaGm_;
   GlobalTensor<int32_t> outGm_;
   GlobalTensor<int32_t> seqGm_;
-  TQue<TPosition::VECIN, 1> scoreQue_;
+  TBuf<TPosition::VECIN> slotBuf_;  // the kScoreSlots score slots, at UB offset 0 (the AIC's Fixpipe target)
+  uint32_t deliveries_ = 0;         // score slots this AIV has received
+  // The AIC's state.
+  bool cube_ = false;
+  int64_t recordsSection_ = 0;      // LoadRecords' section (the AIC reads its records from GM)
+  GroupRow partner_[amct_stem::kMaxGroupRows];  // AIV1's group of the pair (group_ is AIV0's)
+  uint32_t delivered_[amct_stem::kSubBlocks] = {0, 0};
+  uint32_t chunkCount_ = 0, bSlices_ = 0, l0Loads_ = 0;
+  bool aBusy_ = false;
+  bool bBusy_[2] = {false, false};
+  bool l0Busy_[2] = {false, false};
+  bool cBusy_[2] = {false, false};
+  static constexpr uint32_t kAEvent = 2;  // event id of the query rows in L1 (0, 1: the B slices)
+  TBuf<TPosition::A1> aL1_;
+  TBuf<TPosition::B1> bL1_[2];
+  TBuf<TPosition::A2> aL0_[2];
+  TBuf<TPosition::B2> bL0_[2];
+  TBuf<TPosition::CO1> cL0_[2];
   TQue<TPosition::VECIN, 1> biasQue_;
   TBuf<TPosition::VECCALC> chunkA_;
   TBuf<TPosition::VECCALC> hiBuf_;
@@ -1299,7 +1577,6 @@ extern "C" __global__ __aicore__ void amct_stem_indexer_kernel(GM_ADDR qflat, GM
   StemTiling t = amct_kernel::LoadTiling<StemTiling>(tiling);
   TPipe pipe;
   StemIndexer op;
-  REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.mm, &t.cube);  // the AIC serves its AIVs' requests and returns
   op.Init(qflat, kflat, vbias, qLens, kvLens, prompt, metadata, indices, seqLen, t, &pipe);
   op.Process();
 }

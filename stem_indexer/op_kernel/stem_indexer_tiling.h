@@ -5,12 +5,6 @@
 
 #include <cstdint>
 
-#if defined(__CCE_AICORE__)
-#include "kernel_tiling/kernel_tiling.h"  // bisheng: CANN's TCubeTiling
-#else
-#include "sim_tiling_data.h"  // host code and the kernel sim: TCubeTiling with CANN's fields, in its order
-#endif
-
 // Functions both sides call: kernel functions on the device, plain inline ones on the host and in the sim.
 #if defined(__CCE_AICORE__)
 #define AMCT_STEM_SHARED __aicore__ inline
@@ -25,7 +19,7 @@ constexpr uint32_t kWindow = 4;          // window_size: always selected
 constexpr uint32_t kMaxK = 256;          // cap on the dynamic count
 constexpr uint32_t kChunk = 256;         // key blocks per score chunk (the metadata's s2 tile)
 constexpr uint32_t kMTile = 64;          // rows per m tile (group-major rows r = g * Qb + s1)
-constexpr uint32_t kMaxGroupRows = 32;   // Top-K rows scored by one matmul: half of a 64-row tile (a vector core's share)
+constexpr uint32_t kMaxGroupRows = 32;   // Top-K rows per group: half of a 64-row tile (a vector core's share); a pair of groups is one matmul
 constexpr uint32_t kSubBlocks = 2;       // vector cores per cube core (MIX 1:2)
 constexpr uint32_t kLengthSlots = 32;    // the kernel's ring of 32-B slots for the L writes (one DMA each)
 constexpr uint32_t kDim = 2048;          // elements of a qflat / kflat row (the dot products' K)
@@ -68,9 +62,6 @@ struct StemTiling {
   int32_t biasLarge;
   uint32_t reserved;      // 0 (keeps metadataWords 8-byte aligned)
   uint64_t metadataWords; // metadata.size(0) (>= capacity(B, Nk))
-  // The score matmul of a group (M = its rows <= groupRows, N = a chunk's <= 256 key blocks,
-  // K = 2048; bf16 in, fp32 C into the AIV's UB): singleCoreM = groupRows, one base tile.
-  TCubeTiling cube;
 };
 
 }  // namespace amct_stem

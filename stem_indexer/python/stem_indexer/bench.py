@@ -250,12 +250,14 @@ def npu_estimate(args):
                       q, k, v, ql, kl, metadata=m, causal=causal, alpha=args.alpha)))
     out = bu.npu_estimate_tables(
         cases, args, "stem_indexer: estimated NPU time of the fused AscendC kernel per call", needs_arithmetic=True,
-        notes=["stem_indexer runs with the Matmul's arithmetic even under --cost-only: its selection works on the "
+        notes=["stem_indexer runs with the cube's arithmetic even under --cost-only: its selection works on the "
                "scores, and without them (UB poison, NaN) every row would be one NaN bucket and skip the search.",
-               "stem_indexer: the fused MIX 1:2 kernel whole: per group of up to 32 Top-K rows (half a 64-row "
-               "tile) and 256-block chunk the AIV's score matmul (KFC form: bf16 query rows x key rows, fp32 C into its UB, "
-               "synchronous, so the AIV waits for the cube), then vbias, keys, Top-K select and GatherMask "
-               "emission on the AIV; 'bound' of a MIX row is the busiest pipe of any of its cores.",
+               "stem_indexer: the fused MIX 1:2 kernel whole: the AIC's own program (basic cube API: DataCopy "
+               "ND2NZ, LoadData, Mmad, Fixpipe) scores per 256-block chunk the pair of Top-K row groups (up to 32 "
+               "rows each) of its two AIVs' halves of a tile in one matmul, its keys read once, fp32 C by one "
+               "dual-destination Fixpipe into both AIVs' UB score slots (2 per AIV, so the cube runs up to 2 "
+               "chunks ahead); the AIVs add vbias, build the keys, select Top-K and emit by GatherMask; 'bound' "
+               "of a MIX row is the busiest pipe of any of its cores.",
                "stem_indexer 'bare score matmul' rows: torch.ops.amct._sim_matmul_estimate of one plain bf16 "
                "(M x 2048) x (2048 x N) matmul with the FLOPs of the case's visible blocks (M = Nq * query blocks, "
                "N = the mean visible key blocks per row); it shares one B across all rows, so it reads less GM "
