@@ -1,8 +1,9 @@
-"""Every AscendC kernel source compiles against the kernel sim for both NPU arches.
+"""Every AscendC kernel source compiles against the kernel sim for every NPU arch it is built for.
 
 The CPU build compiles the kernels for the arch of its SOC only (dav-2201 by default); this
 checks the other one too, with warnings as errors: what compiles in the sim for an arch is
-meant to compile with bisheng for it (docs/kernel_sim.md R3).
+meant to compile with bisheng for it (docs/kernel_sim.md R3). A kernel its package lists under
+KERNEL_3510 (common/cmake/amct_operator.cmake) is dav-3510 code and is compiled for dav-3510 only.
 """
 import concurrent.futures
 import os
@@ -19,6 +20,25 @@ DEVICE_SOURCES = sorted({*ROOT.glob("*/op_kernel/*.cpp"), *ROOT.glob("*/op_kerne
 # NPU probe kernel (the op_kernel headers are compiled through the kernels that include them).
 PROBE = ROOT / "common" / "op_kernel" / "amct_probe.cpp"
 COMPILED = [*KERNELS, PROBE]
+
+
+def kernels_3510_only():
+    """The kernels a package's CMakeLists.txt lists under KERNEL_3510 (comments aside)."""
+    found = []
+    for cmake in ROOT.glob("*/CMakeLists.txt"):
+        code = re.sub(r"#[^\n]*", "", cmake.read_text())
+        for block in re.findall(r"\bKERNEL_3510((?:\s+[\w/]+\.cpp)+)", code):
+            found += [cmake.parent / name for name in block.split()]
+    return found
+
+
+KERNELS_3510_ONLY = kernels_3510_only()
+
+
+def arches_of(path):
+    return ("3510",) if path in KERNELS_3510_ONLY else ("2201", "3510")
+
+
 # The device sources that must reduce through amct_reduce.h (which itself picks the CANN names).
 REDUCE_CALLERS = [p for p in DEVICE_SOURCES if p.name != "amct_reduce.h"]
 
@@ -55,9 +75,15 @@ class KernelSourcesCompileTest(unittest.TestCase):
     def test_there_are_kernels(self):
         self.assertIn(ROOT / "hifloat8_cast" / "op_kernel" / "hifloat8_cast_kernel.cpp", KERNELS)
 
-    def test_every_kernel_compiles_for_both_arches_and_cann_versions(self):
+    def test_the_dav_3510_only_kernels_are_the_fused_ones(self):
+        """The KERNEL_3510 lists are read as meant: the two fused kernels, nothing else."""
+        self.assertEqual(sorted(p.relative_to(ROOT).as_posix() for p in KERNELS_3510_ONLY),
+                         ["stem_indexer/op_kernel/stem_indexer_kernel.cpp", "svd_quant/op_kernel/svd_quant_fused_kernel.cpp"])
+        self.assertEqual(arches_of(PROBE), ("2201", "3510"))
+
+    def test_every_kernel_compiles_for_its_arches_and_cann_versions(self):
         self.assertIn(PROBE, COMPILED)
-        jobs = [(path, arch, cann) for path in COMPILED for arch in ("2201", "3510") for cann in CANN_VERSIONS]
+        jobs = [(path, arch, cann) for path in COMPILED for arch in arches_of(path) for cann in CANN_VERSIONS]
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             results = list(pool.map(lambda job: compile_kernel(*job), jobs))
         for (path, arch, cann), result in zip(jobs, results):

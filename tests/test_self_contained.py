@@ -132,9 +132,9 @@ def _tracked_files():
 # A section label: "§7.1", or one capital letter of the families the documentation uses (parts
 # A-D of a page, the validation checks S/M/Q/V, test cases E/F/R) and one or two digits, with
 # optional ".n" parts ("A2", "A2.7", "S10", "A01"). Not a label: part of a longer word or
-# identifier ("AVX2", "E2M1", "V16::size"), a compiler flag ("-O1"), a path or version, a product
-# ("Atlas A2"), code in Markdown backticks.
-LABEL = re.compile(r"(?<![\w\-./§])(?<!Atlas )(§\d+(?:\.\d+)*|[ABCDEFMQRSV]\d{1,2}(?:\.\d+)*)(?![\w(<{\[]|::|\.\d)")
+# identifier ("AVX2", "E2M1", "V16::size", "TPosition::A1"), a one-word string constant ("A1"), a
+# compiler flag ("-O1"), a path or version, a product ("Atlas A2"), code in Markdown backticks.
+LABEL = re.compile(r"(?<![\w\-./§:])(?<!Atlas )(§\d+(?:\.\d+)*|[ABCDEFMQRSV]\d{1,2}(?:\.\d+)*)(?![\w(<{\[]|::|\.\d)")
 # A docs page named before a label: "docs/mxfp4.md A2" (inside docs/, "mxfp4.md A2" too).
 PAGE = re.compile(r"(?:docs/|(?<![\w/]))(\w+)\.md\b")
 # Byte dumps ("FF 6B B6 F5") are not labels.
@@ -158,7 +158,8 @@ def _prose_lines(rel, text):
         except (tokenize.TokenError, SyntaxError):
             pieces = [(1, text)]
     elif suffix in (".cpp", ".h", ".cc"):
-        pieces = [(text.count("\n", 0, m.start()) + 1, m.group(0)) for m in CPP_TEXT.finditer(text)]
+        pieces = [(text.count("\n", 0, m.start()) + 1, m.group(0)) for m in CPP_TEXT.finditer(text)
+                  if not re.fullmatch(r'"\w+"', m.group(0))]  # a one-word constant such as the name "A1"
     elif suffix == ".md":  # code spans blanked, columns kept
         pieces = [(1, re.sub(r"`[^`\n]*`", lambda m: " " * len(m.group(0)), text))]
     else:
@@ -250,6 +251,8 @@ class TestSectionLabelsResolve(unittest.TestCase):
             "// docs/hifloat4.md D2": ["x.cpp:1: D2 (not a label of docs/hifloat4.md)"],
             "// docs/stem_indexer.md §4.1 and §5": ["x.cpp:1: §5 (not a label of docs/stem_indexer.md)"],
             "int U8 = 0; // AVX2, E2M1, V16::size(), -O1, bytes FF 6B B6 F5, Atlas A2": [],
+            'case P::A1: return "A1"; // TQue<TPosition::A1/::B1>': [],
+            'Fail("A1 is wrong");': ["x.cpp:1: A1 (no docs page named before it)"],
         }
         for text, want in cases.items():
             with self.subTest(text=text):

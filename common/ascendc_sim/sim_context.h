@@ -328,7 +328,7 @@ struct BlockCtx {
   CostBlock* cost = nullptr;  // this block's NPU cost timeline (sim_cost.h), null when off
 
   // The AIC's cube buffers (sim_cube.h), allocated on the first cube-position InitBuffer:
-  // kCubeL1 (A1, B1), kCubeL0a (A2), kCubeL0b (B2), kCubeL0c (CO1); each with a TPipe bump pointer
+  // kCubeL1 (TPosition::A1, ::B1), kCubeL0a (::A2), kCubeL0b (::B2), kCubeL0c (::CO1); each with a TPipe bump pointer
   // and, per 32-B block, the op number of its last write and last read (the cube hazard model).
   std::vector<uint8_t> cubeMem[4];
   uint32_t cubeOffset[4] = {0, 0, 0, 0};

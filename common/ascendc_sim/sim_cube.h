@@ -18,10 +18,10 @@
 //
 // Layouts (dav-3510, Mmad.md table 1): L1 holds what ND2NZ wrote (element (r, d) of an ND matrix at
 // (d / c0) * dstNzC0Stride * 32 B + r * dstNzNStride * 32 B + (d % c0) * sizeof(T), c0 = 32 / sizeof(T));
-// L0A is Nz (16 x 16 fractals, fractal (mi, ki) at (ki * M1 + mi) * 512 B, rows of 16 contiguous);
-// L0B is Zn (fractal (ki, nj) at (ki * N1 + nj) * 512 B, each with k contiguous: element (k, n) at
-// (n % 16) * 16 + k % 16); L0C is Nz (element (m, n) at ((n / 16) * M1 * 16 + m) * 16 + n % 16 floats),
-// with M1 = ceil(m / 16), N1 = ceil(n / 16). B given as rows [N, K] (keys as rows) therefore needs no
+// L0A is Nz (16 x 16 fractals, fractal (mi, ki) at (ki * mFrac + mi) * 512 B, rows of 16 contiguous);
+// L0B is Zn (fractal (ki, nj) at (ki * nFrac + nj) * 512 B, each with k contiguous: element (k, n) at
+// (n % 16) * 16 + k % 16); L0C is Nz (element (m, n) at ((n / 16) * mFrac * 16 + m) * 16 + n % 16 floats),
+// with mFrac = ceil(m / 16), nFrac = ceil(n / 16). B given as rows [N, K] (keys as rows) therefore needs no
 // transpose on the way to L0B: its ND2NZ image already is Zn, and LoadData2DParamsV2 with
 // ifTranspose = false copies it (what the Matmul library does for a transposed B on dav-3510:
 // impl/adv_api/detail/matmul/stage/split/load_to_l0b/load_to_l0b_load2dV2.h, TransLoadDataToL0).
@@ -35,7 +35,7 @@
 // op is known complete to the reader, or a write before the last reader's op is known complete to
 // the writer, is a SimError naming the missing HardEvent (MTE2_MTE1, MTE1_M, M_FIX, M_MTE1,
 // MTE1_MTE2, FIX_M). Knowledge comes from SetFlag/WaitFlag, PipeBarrier<PIPE_ALL> and the cube
-// TQue edges (A1/B1: MTE2 -> MTE1, A2/B2: MTE1 -> M, CO1: M -> FIX), as for the vector pipes.
+// TQue edges (TPosition::A1, ::B1: MTE2 -> MTE1, ::A2, ::B2: MTE1 -> M, ::CO1: M -> FIX), as for the vector pipes.
 #pragma once
 
 #include <type_traits>
@@ -363,9 +363,9 @@ inline Pipe CubeReader(int mem) { return mem == kCubeL1 ? kPipeMte1 : mem == kCu
 inline std::string CubeSyncHint(int producer, int consumer) {
   std::string hint = Fmt("missing SetFlag/WaitFlag<HardEvent::%s_%s>", PipeName(producer), PipeName(consumer));
   const char* que = nullptr;
-  if ((producer == kPipeMte2 && consumer == kPipeMte1) || (producer == kPipeMte1 && consumer == kPipeMte2)) que = "A1/B1";
-  if ((producer == kPipeMte1 && consumer == kPipeM) || (producer == kPipeM && consumer == kPipeMte1)) que = "A2/B2";
-  if ((producer == kPipeM && consumer == kPipeFix) || (producer == kPipeFix && consumer == kPipeM)) que = "CO1";
+  if ((producer == kPipeMte2 && consumer == kPipeMte1) || (producer == kPipeMte1 && consumer == kPipeMte2)) que = "TPosition::A1/::B1";
+  if ((producer == kPipeMte1 && consumer == kPipeM) || (producer == kPipeM && consumer == kPipeMte1)) que = "TPosition::A2/::B2";
+  if ((producer == kPipeM && consumer == kPipeFix) || (producer == kPipeFix && consumer == kPipeM)) que = "TPosition::CO1";
   if (que != nullptr) hint += Fmt(" (or a TQue<%s> EnQue/DeQue, FreeTensor/AllocTensor)", que);
   return hint;
 }

@@ -49,7 +49,7 @@ inline void MakeAicUbView(AscendC::TPosition pos, uint32_t addr, uint32_t elems,
   }
 }
 
-// The AIC's cube buffers: L1 (A1, B1 share it), L0A (A2), L0B (B2), L0C (CO1); -1 for others.
+// The AIC's cube buffers: L1 (TPosition::A1, ::B1 share it), L0A (::A2), L0B (::B2), L0C (::CO1); -1 for others.
 enum CubeMemIdx : int { kCubeL1 = 0, kCubeL0a = 1, kCubeL0b = 2, kCubeL0c = 3 };
 inline int CubeIndex(AscendC::TPosition p) {
   using P = AscendC::TPosition;
@@ -391,7 +391,7 @@ template <TPosition pos, int32_t depth, auto mask>
 class TQue : public amct_sim::detail::QueBase {
   static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::A1 || pos == TPosition::B1 ||
                     pos == TPosition::A2 || pos == TPosition::B2 || pos == TPosition::CO1,
-                "TQue: only TPosition::VECIN, VECOUT (AIV) and A1, B1, A2, B2, CO1 (AIC) queues are in the subset");
+                "TQue: only TPosition::VECIN, VECOUT (AIV) and TPosition::A1, ::B1, ::A2, ::B2, ::CO1 (AIC) queues are in the subset");
   static_assert(depth == 1, "TQue: depth must be 1");
 
  public:
@@ -428,7 +428,7 @@ template <TPosition pos>
 class TBuf : public amct_sim::detail::BufBase {
   static_assert(pos == TPosition::VECCALC || pos == TPosition::VECIN || pos == TPosition::A1 || pos == TPosition::B1 ||
                     pos == TPosition::A2 || pos == TPosition::B2 || pos == TPosition::CO1,
-                "TBuf: only TBuf<TPosition::VECCALC>, TBuf<TPosition::VECIN> (AIV) and A1, B1, A2, B2, CO1 (AIC) are "
+                "TBuf: only TBuf<TPosition::VECCALC>, TBuf<TPosition::VECIN> (AIV) and TPosition::A1, ::B1, ::A2, ::B2, ::CO1 (AIC) are "
                 "in the subset");
 
  public:
@@ -544,7 +544,7 @@ inline int FindQueueBlock(const QueueRec& q, int32_t bufId) {
 }
 
 // The pipes a queue's EnQue/DeQue (producer -> consumer) and FreeTensor/AllocTensor (consumer ->
-// producer) order: VECIN MTE2 -> V, VECOUT V -> MTE3; on the AIC A1/B1 MTE2 -> MTE1, A2/B2 MTE1 -> M,
+// producer) order: VECIN MTE2 -> V, VECOUT V -> MTE3; on the AIC TPosition::A1, ::B1 MTE2 -> MTE1, ::A2, ::B2 MTE1 -> M,
 // CO1 M -> FIX (the pipes that fill and drain each cube buffer).
 inline Pipe QueueProducer(AscendC::TPosition pos) {
   switch (CubeIndex(pos)) {

@@ -38,7 +38,7 @@ void CapacityTests() {
       }
     });
   });
-  // A1 and B1 share the L1 (512 KB on both arches).
+  // TPosition::A1 and ::B1 share the L1 (512 KB on both arches).
   ExpectError("cube_guard_l1_shared_over_capacity", {"L1", "over the L1 capacity of 524288"}, [] {
     amct_sim::GmScope scope{};
     amct_sim::LaunchMix("cube_cap", 1, 2, [] {
@@ -209,7 +209,7 @@ void AicProgram(Data& d, Variant v) {
     la.srcStride = kM / 16;
     la.dstStride = kM / 16;
     if (v == Variant::kLoadToL1) {
-      LoadData(lb1, la1, la);  // dst in B1: not an L0 position
+      LoadData(lb1, la1, la);  // dst in TPosition::B1: not an L0 position
     }
     LoadData(la2, la1, la);
     LoadData2DParamsV2 lb = la;
@@ -495,7 +495,7 @@ void QueueTests() {
   ExpectOk("cube_tque_edges_order_the_chain", [&] { run(d, true); });
   Check("cube_tque_edges_values_bitexact_vs_bruteforce", d.Matches());
   SmallData e;
-  ExpectError("cube_guard_tque_without_l1_edge", {"LoadData", "HardEvent::MTE2_MTE1", "TQue<A1/B1>"}, [&] { run(e, false); });
+  ExpectError("cube_guard_tque_without_l1_edge", {"LoadData", "HardEvent::MTE2_MTE1", "TQue<TPosition::A1/::B1>"}, [&] { run(e, false); });
 }
 
 // Two 16 x 16 Mmads back to back on the same L0C, the second accumulating: small ((m / 16) * (n / 16)
