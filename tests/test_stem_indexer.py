@@ -408,18 +408,21 @@ class IndependenceTest(unittest.TestCase):
         """Row buffers of whole 256-block chunks covering maxKb; two vector blocks per cube core,
         at most one cube core per metadata slot (36); up to 32 rows (half a 64-row tile; a pair of
         groups is one score matmul) per key group within the UB."""
-        _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(64)
-        self.assertEqual((lanes, rows), (256, 32))  # 32 rows of 256 lanes take well under the UB
+        _, lanes, rows, budget, used, scratch = torch.ops.amct._stem_indexer_tiling(64)
+        self.assertEqual((lanes, rows, scratch), (256, 32, 32))  # 32 rows of 256 lanes take well under the UB
         self.assertLessEqual(used, budget)
-        blocks, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(1000)
+        blocks, lanes, rows, budget, used, scratch = torch.ops.amct._stem_indexer_tiling(1000)
         self.assertEqual(lanes, 1024)
         self.assertLessEqual(used, budget)
+        if budget == 253952:  # dav-3510's: 32 rows of 1024 lanes (128K tokens) fit with half a chunk scratch
+            self.assertEqual((rows, scratch), (32, 16))
         self.assertTrue(4 <= rows <= 32, rows)
+        self.assertIn(scratch, (rows, (rows + 1) // 2))
         cores = _sim.get_platform(3510)[0]  # the kernel is dav-3510 code in every build (KERNEL_3510)
         self.assertEqual(blocks, 2 * max(1, min(cores // 2, 36)))
         with _sim.sim_platform(100, 0):
             self.assertEqual(torch.ops.amct._stem_indexer_tiling(1000)[0], 72)
-        _, lanes, rows, budget, used = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
+        _, lanes, rows, budget, used, _ = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
         self.assertEqual(lanes, 7936)
         self.assertGreaterEqual(rows, 1)
         self.assertLessEqual(used, budget)
@@ -658,6 +661,20 @@ class CubeScoreDeliveryTest(unittest.TestCase):
         vbias[0, 1, 4000:4010] = float("nan")
         vbias[0, 0, 4100:4103] = float("inf")
         self.check("long rows, specials", (qflat, kflat, vbias, ql, kl, prompt), causal=True, specials=False)
+
+    def test_groups_of_32_rows_with_half_a_chunk_scratch(self):
+        """Rows of 1000 key blocks (lanes 1024, kv 128K): 32 rows form a group only with a chunk
+        scratch of 16 rows, so the chunk steps that need it (the tiny-value test, the unscored
+        patterns, the bf16 rounding) run on each group's two halves; Qb = 64 (a tile is one head's 64
+        rows), tiny vbias values in scored chunks (the exact, subnormal-safe scoring)."""
+        _, lanes, rows, _, _, scratch = torch.ops.amct._stem_indexer_tiling(1000)
+        self.assertEqual((lanes, rows, scratch), (1024, 32, 16))
+        inputs = sc.build([8192], [128000], Nq=32, Nk=4, seed=8)
+        vbias = inputs[2]
+        vbias -= 64.0  # every score negative: a lane left at +0 instead of its unscored pattern would be chosen
+        vbias[0, 0, 300] = 1e-40   # tiny values in chunks 1 and 3 (every row of kv head 0 sees them)
+        vbias[0, 0, 777] = -3e-39
+        self.check("half scratch", inputs, causal=True)
 
 
 def check_section_4_invariants(test, out, q_len, kv_len, causal):

@@ -560,13 +560,13 @@ int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, d
   return std::min<int64_t>(budget, amct_stem::kMaxK);
 }
 
-uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows) {
+uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows) {
   const uint64_t w = rowLanes;
   const uint64_t n = static_cast<uint64_t>(groupRows) * amct_stem::kChunk;
   const uint64_t repeats = w / 64;
   auto r32 = [](uint64_t v) { return roundUp(v, 32); };
   uint64_t bytes = 2 * 4 * n + 4 * amct_stem::kChunk;  // the two score slots (the AIC's Fixpipe targets), vbias
-  bytes += 4 * n;                                  // a chunk scratch buffer
+  bytes += 4 * scratchRows * amct_stem::kChunk;    // the chunk scratch
   bytes += 4 * groupRows * w;                      // the group's scores
   bytes += 4 * 4 * w;                              // hi, lo (also the emission slots), scratch, index ramp
   bytes += kMasks * (std::max(w, n) / 8);          // compare masks
@@ -583,12 +583,22 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   // The kernel is dav-3510 code in every build (KERNEL_3510): its UB budget is dav-3510's 248 KB.
   const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true, kKernelArch);
   const uint32_t lanes = static_cast<uint32_t>(roundUp(static_cast<uint64_t>(maxKb), amct_stem::kChunk));
-  uint32_t rows = 0;
+  // The most rows per group (a pair of groups reads its keys once), then a scratch of all of them
+  // (its steps run once per chunk) rather than half (twice).
+  uint32_t rows = 0, scratchRows = 0;
   for (uint32_t r = 1; r <= amct_stem::kMaxGroupRows; ++r) {
-    if (ubBytes(lanes, r) <= ub) rows = r;
+    for (uint32_t s : {r, (r + 1) / 2}) {
+      if (ubBytes(lanes, r, s) <= ub) {
+        rows = r;
+        scratchRows = s;
+        break;
+      }
+    }
   }
   uint64_t maxLanes = 0;
-  for (uint64_t w = amct_stem::kChunk; ubBytes(static_cast<uint32_t>(w), 1) <= ub; w += amct_stem::kChunk) maxLanes = w;
+  for (uint64_t w = amct_stem::kChunk; ubBytes(static_cast<uint32_t>(w), 1, 1) <= ub; w += amct_stem::kChunk) {
+    maxLanes = w;
+  }
   TORCH_CHECK(rows > 0, kOp, ": kflat.size(2) (maxKb) must be at most ", maxLanes,
               " for the NPU kernel's row buffers in ", ub, " bytes of UB, but got ", maxKb);
   // One cube core per two vector cores (MIX 1:2); the plan has kSlots slots, so more cores would idle.
@@ -611,8 +621,9 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   t.blockNum = static_cast<uint32_t>(aic * sub);
   t.rowLanes = lanes;
   t.groupRows = rows;
+  t.scratchRows = scratchRows;
   t.ubBudget = static_cast<uint32_t>(ub);
-  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes, rows));
+  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes, rows, scratchRows));
   t.alpha = static_cast<float>(attrs.alpha);
   t.rateMedium = static_cast<float>(attrs.rateMedium);
   t.rateLarge = static_cast<float>(attrs.rateLarge);

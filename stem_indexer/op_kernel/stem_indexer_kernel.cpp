@@ -334,6 +334,7 @@ class StemIndexer {
     t_ = t;
     if (t_.groupRows < 1) t_.groupRows = 1;
     if (t_.groupRows > amct_stem::kMaxGroupRows) t_.groupRows = amct_stem::kMaxGroupRows;
+    if (t_.scratchRows < 1 || t_.scratchRows > t_.groupRows) t_.scratchRows = t_.groupRows;
     qBase_ = reinterpret_cast<__gm__ bfloat16_t*>(qflat);
     kBase_ = reinterpret_cast<__gm__ bfloat16_t*>(kflat);
     biasGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(vbias));
@@ -353,7 +354,7 @@ class StemIndexer {
     // The score slots first: at UB offset 0, where the AIC's Fixpipe writes them (SlotOffset).
     pipe->InitBuffer(slotBuf_, kScoreSlots * n * 4);
     pipe->InitBuffer(biasQue_, 1, kChunk * 4);
-    pipe->InitBuffer(chunkA_, n * 4);
+    pipe->InitBuffer(chunkA_, ScratchLanes() * 4);
     pipe->InitBuffer(hiBuf_, w * 4);  // the hi digits of the row being selected
     pipe->InitBuffer(sBuf_, t_.groupRows * w * 4);
     pipe->InitBuffer(loBuf_, w * 4);
@@ -979,7 +980,10 @@ class StemIndexer {
     for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], cols);
     ZeroTail(bv, cols);
     Scores(sv, bv, c0, rowsN);
-    MarkUnscored(sv, rowsN);
+    for (uint32_t q = 0; q < count_; q += ScratchRows()) {
+      const uint32_t bit = q * kChunk;
+      MarkUnscored(sv[bit], bit, Min(ScratchRows(), count_ - q) * kChunk);
+    }
     for (uint32_t q = 0; q < count_; ++q) DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
     CrossCoreSetFlag<4, PIPE_V>(kFreeFlag);
     biasQue_.FreeTensor(bv);
@@ -1017,7 +1021,7 @@ class StemIndexer {
     AndMask(kNotNaN, kRange, rowsN);
     for (uint32_t q = 0; q < count_; ++q) AndMask(kNotNaN, kNegative, kChunk, q * kChunk, 0);
     Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
-    if (amct_kernel::AnyTinyNonzero(sv, count_, kChunk, bv, chunkA_.Get<float>(), hi_)) {
+    if (AnyTinyScore(sv, bv)) {
       // Subnormals may be involved: the exact form. hi_, lo_, scratch_ and chunkA_ are free
       // until the rows are selected (kAux, kNegative until the sum's NaN test below).
       LocalTensor<float> scaledBias = chunkA_.Get<float>();
@@ -1034,7 +1038,28 @@ class StemIndexer {
     Compare(Mask(kAux), sv, sv, CMPMODE::EQ, rowsN);  // +inf + -inf
     AndMask(kNotNaN, kAux, rowsN);
     Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
-    if (t_.precision == 2) RoundToBf16(sv, rowsN);
+    if (t_.precision == 2) {
+      for (uint32_t q = 0; q < count_; q += ScratchRows()) {
+        RoundToBf16(sv[q * kChunk], Min(ScratchRows(), count_ - q) * kChunk);
+      }
+    }
+  }
+
+  // The chunk scratch may hold only half a group's chunk rows (t_.scratchRows, the host's choice):
+  // the UB that saves lets 32 rows of 1024 key blocks (128K tokens) form one group, so a 64-row
+  // tile is one pair of groups and its keys are read once, not twice (31 + 1 rows). A step over
+  // the whole group's chunk that needs the scratch therefore runs on ScratchRows() rows at a time.
+  __aicore__ inline uint32_t ScratchRows() const { return t_.scratchRows; }
+  __aicore__ inline uint32_t ScratchLanes() const { return t_.scratchRows * kChunk; }
+
+  // Whether a dot or vbias of the group's chunk is a nonzero of magnitude below 2^-54
+  // (amct_exact_sum.h), the rows' halves in turn.
+  __aicore__ inline bool AnyTinyScore(const LocalTensor<float>& sv, const LocalTensor<float>& bv) {
+    for (uint32_t q = 0; q < count_; q += ScratchRows()) {
+      const uint32_t rows = Min(ScratchRows(), count_ - q);
+      if (amct_kernel::AnyTinyNonzero(sv[q * kChunk], rows, kChunk, bv, chunkA_.Get<float>(), hi_)) return true;
+    }
+    return false;
   }
 
   // s rounded to bf16 (RNE) in place by integer steps on its bits: bits + 0x7FFF + bit 16, then
@@ -1060,14 +1085,15 @@ class StemIndexer {
   // and RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). Integer steps
   // only (0, -131072 or -1 from two Selects, cast exactly to int32, then Or into the zero bits):
   // no vector arithmetic ever reads the patterns as floats.
-  __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t lanes) {
+  // sv holds `lanes` lanes from lane `bit` of the group's chunk (the masks' bit offset).
+  __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t bit, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<float> f = chunkA_.Get<float>();
-    LocalTensor<uint16_t> unscored = Mask(kAux).ReinterpretCast<uint16_t>();
-    Not(unscored, Mask(kNotNaN).ReinterpretCast<uint16_t>(), cnt / 16);
+    LocalTensor<uint8_t> unscored = Mask(kAux)[bit / 8];
+    Not(unscored.ReinterpretCast<uint16_t>(), Mask(kNotNaN)[bit / 8].ReinterpretCast<uint16_t>(), cnt / 16);
     Duplicate(f, -131072.0f, cnt);  // 0xFFFE0000 as an int32
-    Select(f, Mask(kRange), f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Select(f, Mask(kAux), f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(f, Mask(kRange)[bit / 8], f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(f, unscored, f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // exact
     Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
   }
@@ -1366,7 +1392,7 @@ class StemIndexer {
   // holds a row; else lo_, once the previous row's emission DMAs have read it (a wait this early
   // in the row stalls the vector unit for their latency, so only then).
   __aicore__ inline LocalTensor<float> CountBuffer(uint32_t lanes) {
-    if (t_.groupRows * kChunk >= lanes) return chunkA_.Get<float>();
+    if (ScratchLanes() >= lanes) return chunkA_.Get<float>();
     WaitForPipe<HardEvent::MTE3_V>();
     return lo_;
   }

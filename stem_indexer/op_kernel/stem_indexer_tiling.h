@@ -60,7 +60,8 @@ struct StemTiling {
   float rateLarge;        // f32(k_block_num_rate_large)
   int32_t biasMedium;
   int32_t biasLarge;
-  uint32_t reserved;      // 0 (keeps metadataWords 8-byte aligned)
+  uint32_t scratchRows;   // rows of a group's chunk the chunk scratch holds: groupRows, or half of it
+                          // where that lets more rows form a group (also keeps metadataWords 8-byte aligned)
   uint64_t metadataWords; // metadata.size(0) (>= capacity(B, Nk))
 };
 
