@@ -1331,7 +1331,8 @@ class SimCubeDataPathTest(_ProgramTest):
     """The AIC's low-level cube data path (tests/sim/test_sim_cube.cpp, sim_cube.h): a MIX 1:2 kernel's
     own AIC program (DataCopy ND2NZ -> LoadData -> Mmad -> Fixpipe L0C -> UB, dual and single
     destination) checked bit-exactly against brute-force fp32 sums in K order; the cube buffers'
-    capacities per arch; one test per guard; the cost model's charge per pipe."""
+    capacities per arch; one test per guard; sub-blocks, tails and strides of every stage against the
+    brute-force product of the selected sub-blocks; the cost model's charge per pipe."""
 
     program = "test_sim_cube"
 

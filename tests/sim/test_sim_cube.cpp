@@ -1,7 +1,9 @@
 // Kernel-sim tests of the AIC's low-level cube data path (sim_cube.h): a MIX 1:2 kernel whose AIC
 // runs its own program (DataCopy GM -> L1 with ND2NZ, LoadData L1 -> L0A/L0B, Mmad into L0C, Fixpipe
 // L0C -> UB into both AIVs' UB) for a 64 x 256 x 2048 bf16 score tile, the AIVs receiving their halves
-// by a cross-core flag; checked against brute-force fp32 sums in K order. Then one test per guard.
+// by a cross-core flag; checked against brute-force fp32 sums in K order. Then one test per guard, and
+// small chains (bf16 and half) for the parameters the score tile leaves at their plain values: LoadData
+// start positions and strides, m / n tails and Fixpipe strides, ND2NZ with several ND matrices.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -1035,7 +1037,9 @@ struct NdData {
   std::vector<float> out = std::vector<float>(kNdM * 32, -7.0f);
   // Row i of the product's A: ND matrix i % 2, row i / 2; column j of its B^T: ND matrix j / 8, row j % 8.
   size_t AAt(int i) const { return static_cast<size_t>(i % 2) * kNdStrideA + static_cast<size_t>(i / 2) * kNdLda; }
-  size_t BAt(int j) const { return static_cast<size_t>(j / kNdRowsB) * kNdStrideB + static_cast<size_t>(j % kNdRowsB) * kNdLdb; }
+  size_t BAt(int j) const {
+    return static_cast<size_t>(j / kNdRowsB) * kNdStrideB + static_cast<size_t>(j % kNdRowsB) * kNdLdb;
+  }
   bool Matches() const {
     auto av = [&](int i) { return [this, i](int kk) { return F(a[AAt(i) + kk]); }; };
     auto bv = [&](int j) { return [this, j](int kk) { return F(b[BAt(j) + kk]); }; };
@@ -1120,10 +1124,12 @@ void SubBlockTailStrideTests() {
     RunSb(d, bad);
   };
   ExpectError("cube_guard_load_data_k_start_beyond_src",
-              {"LoadData(L1->L0A/L0B, LoadData2DParamsV2)", "bounds: src needs 15872 bytes of L1", "view holds 12288"},
+              {"LoadData(L1->L0A/L0B, LoadData2DParamsV2)", "bounds: src needs 15872 bytes of L1", "view holds 12288",
+               "(kStartPosition 5 + kStep 3 - 1) * srcStride 4 + mStartPosition 1 + mStep 2 - 1 = 30"},
               [&] { sb(SbBad::kKStartBeyondSrc); });
   ExpectError("cube_guard_load_data_dst_stride_beyond_l0a",
-              {"LoadData(L1->L0A/L0B, LoadData2DParamsV2)", "bounds: dst needs 6144 bytes of L0A", "view holds 5120"},
+              {"LoadData(L1->L0A/L0B, LoadData2DParamsV2)", "bounds: dst needs 6144 bytes of L0A", "view holds 5120",
+               "(kStep 3 - 1) * dstStride 5 + mStep 2 - 1 = 11"},
               [&] { sb(SbBad::kDstStrideBeyondL0a); });
   auto tail = [](int idx, TailBad bad) {
     TailData<bfloat16_t> d(kTails[idx]);
