@@ -1331,7 +1331,8 @@ class SimCubeDataPathTest(_ProgramTest):
     """The AIC's low-level cube data path (tests/sim/test_sim_cube.cpp, sim_cube.h): a MIX 1:2 kernel's
     own AIC program (DataCopy ND2NZ -> LoadData -> Mmad -> Fixpipe L0C -> UB, dual and single
     destination) checked bit-exactly against brute-force fp32 sums in K order; the cube buffers'
-    capacities per arch; one test per guard; the cost model's charge per pipe."""
+    capacities per arch; one test per guard; sub-blocks, tails and strides of every stage against the
+    brute-force product of the selected sub-blocks; the cost model's charge per pipe."""
 
     program = "test_sim_cube"
 
@@ -1369,6 +1370,25 @@ class SimCubeDataPathTest(_ProgramTest):
         self.assertChecks(["cube_war_with_m_mte1_and_fix_m", "cube_war_ping_pong_l1_values_bitexact_vs_bruteforce",
                            "cube_guard_l0_overwrite_without_m_mte1", "cube_guard_l0c_overwrite_without_fix_m"],
                           arches=(3510,))
+
+    def test_sub_blocks_tails_and_strides(self):
+        """LoadData2DParamsV2 start positions / srcStride / dstStride (sub-blocks of larger L1 matrices into
+        L0A and L0B), Mmad and Fixpipe with m and n tails and Fixpipe srcStride != mSize, dstStride != nSize
+        (single and dual destination, a sub-tile from L0C row 5), ND2NZ with ndNum > 1, matrix strides,
+        dstNzNStride 2 and Z columns taller than the rows; bf16 and half, bit-exact against the brute-force
+        product of the selected sub-blocks; each area's guards (negative twins, bf16)."""
+        checks = []
+        for t in ("bf16", "half"):
+            cases = [f"cube_load_data_sub_blocks_{t}", f"cube_nd2nz_nd_num_strides_{t}"]
+            tails = ("m37_n40_k40", "m1_n16_k32", "m17_n32_k64", "sub_tile_rows5_m34_dual")
+            cases += [f"cube_tail_{c}_{t}" for c in tails]
+            checks += [f"{c}_{s}" for c in cases for s in ("runs", "bitexact_vs_bruteforce")]
+        checks += ["cube_guard_load_data_k_start_beyond_src", "cube_guard_load_data_dst_stride_beyond_l0a",
+                   "cube_guard_fixpipe_src_stride_below_m16", "cube_guard_fixpipe_dst_stride_below_n_size",
+                   "cube_guard_mmad_m1_without_disable_gemv", "cube_guard_nd2nz_nz_matrix_beyond_l1",
+                   "cube_guard_nd2nz_nd_matrix_beyond_gm"]
+        self.assertEqual(len(checks), 31)
+        self.assertChecks(checks, arches=(3510,))
 
     def test_cost(self):
         self.assertChecks(["cube_cost_pipes_charged", "cube_cost_slowest_core_at_least_the_m_pipe"], arches=(3510,))

@@ -488,10 +488,27 @@ inline void LoadData2dV2Impl(const AscendC::LocalTensor<T>& dst, const AscendC::
   const uint64_t srcLast = (static_cast<uint64_t>(p.kStartPosition + p.kStep - 1) * static_cast<uint64_t>(p.srcStride) +
                             p.mStartPosition + p.mStep - 1);
   const uint64_t dstLast = static_cast<uint64_t>(p.kStep - 1) * p.dstStride + p.mStep - 1;
-  const CubeOpnd s = CheckCubeOpnd(c, kApi, "src", src, {AscendC::TPosition::A1, AscendC::TPosition::B1}, 32,
-                                   (srcLast + 1) * kFrac);
-  const CubeOpnd d = CheckCubeOpnd(c, kApi, "dst", dst, {AscendC::TPosition::A2, AscendC::TPosition::B2}, 512,
-                                   (dstLast + 1) * kFrac);
+  // Positions and alignment first (bytes 0: no bounds check there), then the bounds, naming the fields that
+  // place the last fractal (LoadData_2D_V2.md: startAddr = srcAddr + (kStartPosition * srcStride +
+  // mStartPosition) * 512 B; the docs give no range for the start positions, the tensors bound them).
+  const CubeOpnd s = CheckCubeOpnd(c, kApi, "src", src, {AscendC::TPosition::A1, AscendC::TPosition::B1}, 32, 0);
+  const CubeOpnd d = CheckCubeOpnd(c, kApi, "dst", dst, {AscendC::TPosition::A2, AscendC::TPosition::B2}, 512, 0);
+  const uint64_t srcView = static_cast<uint64_t>(TensorAccess::Size(src)) * sizeof(T);
+  const uint64_t dstView = static_cast<uint64_t>(TensorAccess::Size(dst)) * sizeof(T);
+  if ((srcLast + 1) * kFrac > srcView) {
+    Fail(kApi, Fmt("bounds: src needs %llu bytes of %s but its view holds %llu: its last fractal, (kStartPosition %u + "
+                   "kStep %u - 1) * srcStride %d + mStartPosition %u + mStep %u - 1 = %llu, leaves the src tensor",
+                   static_cast<unsigned long long>((srcLast + 1) * kFrac), CubeMemName(s.mem),
+                   static_cast<unsigned long long>(srcView), p.kStartPosition, p.kStep, p.srcStride, p.mStartPosition,
+                   p.mStep, static_cast<unsigned long long>(srcLast)));
+  }
+  if ((dstLast + 1) * kFrac > dstView) {
+    Fail(kApi, Fmt("bounds: dst needs %llu bytes of %s but its view holds %llu: its last fractal, (kStep %u - 1) * "
+                   "dstStride %u + mStep %u - 1 = %llu, leaves the dst tensor",
+                   static_cast<unsigned long long>((dstLast + 1) * kFrac), CubeMemName(d.mem),
+                   static_cast<unsigned long long>(dstView), p.kStep, p.dstStride, p.mStep,
+                   static_cast<unsigned long long>(dstLast)));
+  }
   const uint32_t seq = BeginOp(c, kPipeMte1);
   AMCT_SIM_COST(c->cost, CubeL1ToL0(static_cast<uint64_t>(p.mStep) * p.kStep * kFrac));
   for (uint32_t ki = 0; ki < p.kStep; ++ki) {

@@ -1,7 +1,10 @@
 // Kernel-sim tests of the AIC's low-level cube data path (sim_cube.h): a MIX 1:2 kernel whose AIC
 // runs its own program (DataCopy GM -> L1 with ND2NZ, LoadData L1 -> L0A/L0B, Mmad into L0C, Fixpipe
 // L0C -> UB into both AIVs' UB) for a 64 x 256 x 2048 bf16 score tile, the AIVs receiving their halves
-// by a cross-core flag; checked against brute-force fp32 sums in K order. Then one test per guard.
+// by a cross-core flag; checked against brute-force fp32 sums in K order. Then one test per guard, and
+// small chains (bf16 and half) for the parameters the score tile leaves at their plain values: LoadData
+// start positions and strides, m / n tails and Fixpipe strides, ND2NZ with several ND matrices.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -701,6 +704,456 @@ void WarTests() {
               [&] { run(f, true, false); });
 }
 
+// ---- sub-blocks, tails and strides -----------------------------------------------------------------
+// Each program below moves T (bf16 or half) data GM -> L1 -> L0A/L0B -> Mmad -> Fixpipe -> the AIVs' UB ->
+// GM, and the result is compared bit-exactly against the plain product of the sub-blocks the parameters
+// select, per the docs' meaning of each field (computed here from GM, never from the sim's layouts), fp32
+// in K order. A third of the rows are small integers (their dot products are exact in any order).
+template <class T>
+float F(T v) {
+  return static_cast<float>(v);
+}
+
+template <class T>
+std::vector<T> TestMatrix(int rows, int cols, unsigned seed) {  // row-major; rows r % 3 == 0 are integers
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::vector<T> m;
+  for (int i = 0; i < rows * cols; ++i) m.push_back(T((i / cols) % 3 == 0 ? float(small(g)) : u(g)));
+  return m;
+}
+
+// acc = fp32(acc + a(kk) * b(kk)) for kk = 0..k-1 from +0.
+template <class FA, class FB>
+float DotInKOrder(FA a, FB b, int k) {
+  float acc = 0.0f;
+  for (int kk = 0; kk < k; ++kk) acc = acc + a(kk) * b(kk);
+  return acc;
+}
+// When both rows are integer-valued, their double sum (fp32 must then be exact, whatever the order).
+template <class FA, class FB>
+bool ExactIfIntegers(FA a, FB b, int k, double* e) {
+  double s = 0;
+  for (int kk = 0; kk < k; ++kk) {
+    if (a(kk) != std::trunc(a(kk)) || b(kk) != std::trunc(b(kk))) return false;
+    s += double(a(kk)) * double(b(kk));
+  }
+  *e = s;
+  return true;
+}
+
+// out [rows, ldo] (what the AIVs copied; -7 where nothing arrived) against want(i, j) on rows [r0, r1),
+// columns [0, cols); exactAt(i, j, &e) true marks the integer-row pairs, whose value must be the double sum e
+// too (and there must be some).
+template <class W, class E>
+bool OutMatches(const std::vector<float>& out, int ldo, int r0, int r1, int cols, W want, E exactAt) {
+  int exactPairs = 0;
+  for (int i = r0; i < r1; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const float w = want(i, j), got = out[static_cast<size_t>(i) * ldo + j];
+      double e = 0;
+      const bool isExact = exactAt(i, j, &e);
+      exactPairs += isExact;
+      if (simtest::FloatBits(w) != simtest::FloatBits(got) || (isExact && double(got) != e)) {
+        std::printf("  mismatch at (%d, %d): sim %.9g, brute force %.9g (exact %.9g)\n", i, j, got, w, e);
+        return false;
+      }
+    }
+  }
+  if (exactPairs == 0) std::printf("  no integer-row pairs among the compared values\n");
+  return exactPairs > 0;
+}
+
+// What the AIVs receive from one Fixpipe: AIV s gets rows[s] ND rows of nSize floats at a pitch of dstStride
+// elements at UB offset 0, L0C rows row0[s]..; it copies row i to out[(row0[s] + i) * ldo] (row by row, so
+// that the UB gaps between the rows, which nothing wrote, are not read).
+struct UbRows {
+  int rows[2];
+  int row0[2];
+  int nSize;
+  int dstStride;
+};
+
+void UbRowsAiv(std::vector<float>& out, int ldo, const UbRows& u) {
+  const int sub = static_cast<int>(GetSubBlockIdx());
+  TPipe pipe;
+  TQue<TPosition::VECOUT, 1> q;
+  pipe.InitBuffer(q, 1, std::max(u.rows[sub], 1) * u.dstStride * sizeof(float));
+  GlobalTensor<float> gout;
+  gout.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out.data()), out.size());
+  LocalTensor<float> y = q.AllocTensor<float>();
+  CrossCoreWaitFlag(kFlag);
+  q.EnQue(y);
+  y = q.DeQue<float>();
+  for (int i = 0; i < u.rows[sub]; ++i) DataCopy(gout[(u.row0[sub] + i) * ldo], y[i * u.dstStride], u.nSize);
+  q.FreeTensor(y);
+}
+
+// ---- 1. LoadData2DParamsV2 start positions and strides: sub-blocks of larger L1 matrices ----
+// A [64, 96] and B [48, 96] (GM row stride 104) go whole to L1 (ND2NZ, Z columns of 64 and 48 rows: 4 and 3
+// row fractals). LoadData_2D_V2.md: fractal (mStartPosition + mi, kStartPosition + ki) of the source, in
+// units of 16 rows and 32 B (16 b16 elements), sits at fractal (kStart + ki) * srcStride + mStart + mi; it
+// goes to dst fractal ki * dstStride + mi. Selected: k = 32..79 (kStartPosition 2, kStep 3) of both;
+// L0A rows 0..31 = A rows 32..63 (mStart 2), rows 32..63 = A rows 16..47 (mStart 1, the second call at
+// L0A fractal 2), each call mStep 2 with srcStride 4 and dstStride 4 (L0A's Nz: mFrac 4 row fractals per
+// K column); L0B columns 0..15 = B rows 32..47, 16..31 = B rows 0..15, each mStep 1, srcStride 3, dstStride 2
+// (L0B's Zn: nFrac 2 per K row). Mmad 64 x 32 x 48.
+constexpr int kSbRowsA = 64, kSbRowsB = 48, kSbK = 96, kSbLd = 104, kSbM = 64, kSbN = 32, kSbKSel = 48, kSbK0 = 32;
+int SbARow(int i) { return i < 32 ? 32 + i : 16 + (i - 32); }
+int SbBRow(int j) { return j < 16 ? 32 + j : j - 16; }
+
+enum class SbBad { kNone, kKStartBeyondSrc, kDstStrideBeyondL0a };
+
+template <class T>
+struct SbData {
+  std::vector<T> a = TestMatrix<T>(kSbRowsA, kSbLd, 31), b = TestMatrix<T>(kSbRowsB, kSbLd, 32);
+  std::vector<float> out = std::vector<float>(kSbM * kSbN, -7.0f);
+  float A(int i, int kk) const { return F(a[SbARow(i) * kSbLd + kSbK0 + kk]); }
+  float B(int j, int kk) const { return F(b[SbBRow(j) * kSbLd + kSbK0 + kk]); }
+  bool Matches() const {
+    auto want = [&](int i, int j) {
+      return DotInKOrder([&](int kk) { return A(i, kk); }, [&](int kk) { return B(j, kk); }, kSbKSel);
+    };
+    auto exact = [&](int i, int j, double* e) {
+      return ExactIfIntegers([&](int kk) { return A(i, kk); }, [&](int kk) { return B(j, kk); }, kSbKSel, e);
+    };
+    return OutMatches(out, kSbN, 0, kSbM, kSbN, want, exact);
+  }
+};
+
+template <class T>
+void SbAic(SbData<T>& d, SbBad bad) {
+  TPipe pipe;
+  TBuf<TPosition::A1> a1;
+  TBuf<TPosition::B1> b1;
+  TBuf<TPosition::A2> a2;
+  TBuf<TPosition::B2> b2;
+  TBuf<TPosition::CO1> co1;
+  pipe.InitBuffer(a1, kSbRowsA * kSbK * sizeof(T));
+  pipe.InitBuffer(b1, kSbRowsB * kSbK * sizeof(T));
+  pipe.InitBuffer(a2, kSbM * kSbKSel * sizeof(T));
+  pipe.InitBuffer(b2, kSbN * kSbKSel * sizeof(T));
+  pipe.InitBuffer(co1, kSbM * kSbN * sizeof(float));
+  GlobalTensor<T> ga, gb;
+  ga.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.a.data()), d.a.size());
+  gb.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.b.data()), d.b.size());
+  LocalTensor<T> la1 = a1.Get<T>(), lb1 = b1.Get<T>(), la2 = a2.Get<T>(), lb2 = b2.Get<T>();
+  LocalTensor<float> lc = co1.Get<float>();
+  DataCopy(la1, ga, Nd2NzParams(1, kSbRowsA, kSbK, 0, kSbLd, kSbRowsA, 1, 0));
+  DataCopy(lb1, gb, Nd2NzParams(1, kSbRowsB, kSbK, 0, kSbLd, kSbRowsB, 1, 0));
+  SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+  // The negative twins: K fractals 5, 6 of A (it has 6: the read leaves the L1 tensor), or a dstStride of 5
+  // whose last fractal lies past the end of L0A's view.
+  const uint32_t kStart2 = bad == SbBad::kKStartBeyondSrc ? 5 : 2;
+  const uint16_t dstStride2 = bad == SbBad::kDstStrideBeyondL0a ? 5 : kSbM / 16;
+  LoadData(la2, la1, LoadData2DParamsV2(2, 2, 2, 3, kSbRowsA / 16, kSbM / 16, false, 0));
+  LoadData(la2[2 * 256], la1, LoadData2DParamsV2(1, kStart2, 2, 3, kSbRowsA / 16, dstStride2, false, 0));
+  LoadData(lb2, lb1, LoadData2DParamsV2(2, 2, 1, 3, kSbRowsB / 16, kSbN / 16, false, 0));
+  LoadData(lb2[256], lb1, LoadData2DParamsV2(0, 2, 1, 3, kSbRowsB / 16, kSbN / 16, false, 0));
+  SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+  Mmad(lc, la2, lb2, MmadParams(kSbM, kSbN, kSbKSel, 0, false, true));
+  SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+  WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(kSbN, kSbM, kSbM, kSbN);
+  fp.dualDstCtl = 1;
+  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, kSbM / 2 * kSbN), lc, fp);
+  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+}
+
+template <class T>
+void RunSb(SbData<T>& d, SbBad bad) {
+  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(T), false}, {d.b.data(), d.b.size() * sizeof(T), false},
+                          {d.out.data(), d.out.size() * 4, true}};
+  amct_sim::LaunchMix("cube_sub_blocks", 1, 2, [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+      SbAic(d, bad);
+    }
+    if ASCEND_IS_AIV {
+      UbRowsAiv(d.out, kSbN, UbRows{{kSbM / 2, kSbM / 2}, {0, kSbM / 2}, kSbN, kSbN});
+    }
+  });
+}
+
+template <class T>
+void SubBlockTests(const char* type) {
+  const std::string p = std::string("cube_load_data_sub_blocks_") + type;
+  SbData<T> d;
+  ExpectOk(p + "_runs", [&] { RunSb(d, SbBad::kNone); });
+  Check(p + "_bitexact_vs_bruteforce", d.Matches());
+}
+
+// ---- 2. Mmad and Fixpipe with m and n tails, Fixpipe srcStride != mSize, dstStride != nSize ----
+// A [m, k] and B [n, k] (GM row strides lda, ldb) go to L1 in Z columns of mFrac * 16 and nFrac * 16 rows
+// (mFrac = ceil(m / 16), nFrac = ceil(n / 16); ND2NZ pads k to 16 with zeros), whole to L0A / L0B, one
+// Mmad m x n x k. Fixpipe (Fixpipe（L0C到UB数据搬运）.md) reads mSize rows from L0C row fixRow0 (a 64-B step
+// per row in L0C's Nz), Z columns srcStride C0_SIZE (16 floats) apart, nSize columns (a multiple of 16:
+// with n % 16 != 0 the columns from n on are not compared; Mmad.md defines only m x n), and writes them as ND
+// rows dstStride elements apart into one AIV's UB (dual: the first mSize / 2 rows to AIV 0, the rest to
+// AIV 1).
+struct TailCase {
+  const char* name;
+  int m, n, k, lda, ldb;
+  int fixRow0, mSize, nSize, srcStride, dstStride;
+  bool dual;
+  int sub;  // single destination
+};
+
+enum class TailBad { kNone, kSrcStrideBelowM16, kDstStrideBelowN, kGemv };
+
+template <class T>
+struct TailData {
+  TailCase c;
+  std::vector<T> a, b;
+  std::vector<float> out;
+  explicit TailData(const TailCase& tc)
+      : c(tc), a(TestMatrix<T>(tc.m, tc.lda, 41)), b(TestMatrix<T>(tc.n, tc.ldb, 42)), out(tc.m * tc.nSize, -7.0f) {}
+  bool Matches() const {
+    auto av = [&](int i) { return [this, i](int kk) { return F(a[i * c.lda + kk]); }; };
+    auto bv = [&](int j) { return [this, j](int kk) { return F(b[j * c.ldb + kk]); }; };
+    auto want = [&](int i, int j) { return DotInKOrder(av(i), bv(j), c.k); };
+    auto exact = [&](int i, int j, double* e) { return ExactIfIntegers(av(i), bv(j), c.k, e); };
+    return OutMatches(out, c.nSize, c.fixRow0, c.fixRow0 + c.mSize, std::min(c.n, c.nSize), want, exact);
+  }
+};
+
+template <class T>
+void TailAic(TailData<T>& d, TailBad bad) {
+  const TailCase& c = d.c;
+  const int mFrac = (c.m + 15) / 16, nFrac = (c.n + 15) / 16, kFrac = (c.k + 15) / 16;
+  TPipe pipe;
+  TBuf<TPosition::A1> a1;
+  TBuf<TPosition::B1> b1;
+  TBuf<TPosition::A2> a2;
+  TBuf<TPosition::B2> b2;
+  TBuf<TPosition::CO1> co1;
+  pipe.InitBuffer(a1, mFrac * kFrac * 512);
+  pipe.InitBuffer(b1, nFrac * kFrac * 512);
+  pipe.InitBuffer(a2, mFrac * kFrac * 512);
+  pipe.InitBuffer(b2, nFrac * kFrac * 512);
+  pipe.InitBuffer(co1, mFrac * nFrac * 1024);
+  GlobalTensor<T> ga, gb;
+  ga.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.a.data()), d.a.size());
+  gb.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.b.data()), d.b.size());
+  LocalTensor<T> la1 = a1.Get<T>(), lb1 = b1.Get<T>(), la2 = a2.Get<T>(), lb2 = b2.Get<T>();
+  LocalTensor<float> lc = co1.Get<float>();
+  DataCopy(la1, ga, Nd2NzParams(1, c.m, c.k, 0, c.lda, mFrac * 16, 1, 0));
+  DataCopy(lb1, gb, Nd2NzParams(1, c.n, c.k, 0, c.ldb, nFrac * 16, 1, 0));
+  SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
+  WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
+  LoadData(la2, la1, LoadData2DParamsV2(0, 0, mFrac, kFrac, mFrac, mFrac, false, 0));
+  LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, nFrac, kFrac, nFrac, nFrac, false, 0));
+  SetFlag<HardEvent::MTE1_M>(EVENT_ID1);
+  WaitFlag<HardEvent::MTE1_M>(EVENT_ID1);
+  MmadParams mp(c.m, c.n, c.k, 0, false, true);
+  mp.disableGemv = c.m == 1 && bad != TailBad::kGemv;  // m = 1: the plain Nz product, not GEMV (Mmad.md)
+  Mmad(lc, la2, lb2, mp);
+  SetFlag<HardEvent::M_FIX>(EVENT_ID1);
+  WaitFlag<HardEvent::M_FIX>(EVENT_ID1);
+  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(c.nSize, c.mSize, c.srcStride, c.dstStride);
+  if (bad == TailBad::kSrcStrideBelowM16) fp.srcStride = c.mSize;
+  if (bad == TailBad::kDstStrideBelowN) fp.dstStride = c.nSize - 8;
+  fp.dualDstCtl = c.dual ? 1 : 0;
+  fp.subBlockId = c.sub == 1;
+  const int rows = c.dual ? c.mSize / 2 : c.mSize;
+  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, rows * c.dstStride), lc[c.fixRow0 * 16],
+                                     fp);
+  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+}
+
+template <class T>
+void RunTail(TailData<T>& d, TailBad bad) {
+  const TailCase& c = d.c;
+  UbRows u{{0, 0}, {c.fixRow0, c.fixRow0}, c.nSize, c.dstStride};
+  if (c.dual) {
+    u.rows[0] = u.rows[1] = c.mSize / 2;
+    u.row0[1] = c.fixRow0 + c.mSize / 2;
+  } else {
+    u.rows[c.sub] = c.mSize;
+  }
+  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(T), false}, {d.b.data(), d.b.size() * sizeof(T), false},
+                          {d.out.data(), d.out.size() * 4, true}};
+  amct_sim::LaunchMix("cube_tails", 1, 2, [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+      TailAic(d, bad);
+    }
+    if ASCEND_IS_AIV {
+      UbRowsAiv(d.out, c.nSize, u);
+    }
+  });
+}
+
+// name, m, n, k, lda, ldb, fixRow0, mSize, nSize, srcStride, dstStride, dual, sub
+constexpr TailCase kTails[] = {
+    // m = 37 (mFrac 3), n = 40 (nFrac 3), k = 40 (padded to 48 in L1): all 37 rows to AIV 1, 48 columns at a
+    // pitch of 56, srcStride 48 (mSize rounded up to 16, != mSize).
+    {"m37_n40_k40", 37, 40, 40, 40, 48, 0, 37, 48, 48, 56, false, 1},
+    // m = 1 (disableGemv), to AIV 0, pitch 24.
+    {"m1_n16_k32", 1, 16, 32, 40, 32, 0, 1, 16, 16, 24, false, 0},
+    // m = 17 (mFrac 2, 15 dummy rows per fractal column), pitch 40.
+    {"m17_n32_k64", 17, 32, 64, 72, 64, 0, 17, 32, 32, 40, false, 0},
+    // a sub-block of a 64 x 48 L0C tile: rows 5..38 (mSize 34, dual: 17 rows to each AIV), columns 0..31,
+    // srcStride 64 (the tile's Z column) > mSize rounded up to 16 (48), pitch 40.
+    {"sub_tile_rows5_m34_dual", 64, 48, 32, 32, 40, 5, 34, 32, 64, 40, true, 0},
+};
+
+template <class T>
+void TailTests(const char* type) {
+  for (const TailCase& c : kTails) {
+    const std::string p = std::string("cube_tail_") + c.name + "_" + type;
+    TailData<T> d(c);
+    ExpectOk(p + "_runs", [&] { RunTail(d, TailBad::kNone); });
+    Check(p + "_bitexact_vs_bruteforce", d.Matches());
+  }
+}
+
+// ---- 3. ND2NZ with ndNum > 1, matrix strides, dstNzNStride != 1 and Z columns taller than the rows ----
+// DataCopy（GMToL1随路转换-ND2NZ搬运）.md: ND matrix nd (at srcNdMatrixStride elements from the previous in GM,
+// rows srcDValue elements apart) row r, column d goes to L1 element offset nd * dstNzMatrixStride +
+// (d / 16) * dstNzC0Stride * 16 + r * dstNzNStride * 16 + d % 16 (strides in elements / 32-B blocks), the
+// row padded with zeros to 32 B.
+// A: two ND matrices [16, 40] (GM rows 48 apart, the second 792 elements after the first), dstNzNStride 2,
+// dstNzMatrixStride 16 elements (one 32-B row): rows interleave, L1 row slot 2r + nd = A_nd row r, in Z
+// columns of 32 slots: the Nz image of a [32, 48] matrix.
+// B: three ND matrices [8, 40] (GM rows 56 apart, 488 elements between matrices), dstNzNStride 1,
+// dstNzMatrixStride 128 elements (8 rows of 32 B): stacked, L1 row slot 8 * nd + r = B_nd row r, in Z
+// columns of 48 slots (dstNzC0Stride 48 > the 24 rows); LoadData reads them with srcStride 3 (!= mStep 2).
+// Mmad 32 x 24 x 48 (n tail: nFrac 2; k 40..47 are ND2NZ's zero padding), Fixpipe nSize 32, columns < 24
+// compared.
+constexpr int kNdK = 40, kNdK16 = 48;
+constexpr int kNdRowsA = 16, kNdLda = 48, kNdStrideA = 792, kNdM = 32;
+constexpr int kNdRowsB = 8, kNdLdb = 56, kNdStrideB = 488, kNdNumB = 3, kNdN = 24, kNdC0B = 48;
+
+enum class NdBad { kNone, kMatrixBeyondL1, kSrcMatrixBeyondGm };
+
+template <class T>
+struct NdData {
+  std::vector<T> a = TestMatrix<T>(kNdStrideA / kNdLda + kNdRowsA + 1, kNdLda, 51);  // 16 + 1 + 16 rows used
+  std::vector<T> b = TestMatrix<T>(3 * kNdStrideB / kNdLdb + 1, kNdLdb, 52);
+  std::vector<float> out = std::vector<float>(kNdM * 32, -7.0f);
+  // Row i of the product's A: ND matrix i % 2, row i / 2; column j of its B^T: ND matrix j / 8, row j % 8.
+  size_t AAt(int i) const { return static_cast<size_t>(i % 2) * kNdStrideA + static_cast<size_t>(i / 2) * kNdLda; }
+  size_t BAt(int j) const {
+    return static_cast<size_t>(j / kNdRowsB) * kNdStrideB + static_cast<size_t>(j % kNdRowsB) * kNdLdb;
+  }
+  bool Matches() const {
+    auto av = [&](int i) { return [this, i](int kk) { return F(a[AAt(i) + kk]); }; };
+    auto bv = [&](int j) { return [this, j](int kk) { return F(b[BAt(j) + kk]); }; };
+    auto want = [&](int i, int j) { return DotInKOrder(av(i), bv(j), kNdK); };
+    auto exact = [&](int i, int j, double* e) { return ExactIfIntegers(av(i), bv(j), kNdK, e); };
+    return OutMatches(out, 32, 0, kNdM, kNdN, want, exact);
+  }
+};
+
+template <class T>
+void NdAic(NdData<T>& d, NdBad bad) {
+  TPipe pipe;
+  TBuf<TPosition::A1> a1;
+  TBuf<TPosition::B1> b1;
+  TBuf<TPosition::A2> a2;
+  TBuf<TPosition::B2> b2;
+  TBuf<TPosition::CO1> co1;
+  pipe.InitBuffer(a1, kNdM * kNdK16 * sizeof(T));
+  pipe.InitBuffer(b1, kNdC0B * kNdK16 * sizeof(T));
+  pipe.InitBuffer(a2, kNdM * kNdK16 * sizeof(T));
+  pipe.InitBuffer(b2, 32 * kNdK16 * sizeof(T));
+  pipe.InitBuffer(co1, kNdM * 32 * sizeof(float));
+  GlobalTensor<T> ga, gb;
+  ga.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.a.data()), d.a.size());
+  gb.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.b.data()), d.b.size());
+  LocalTensor<T> la1 = a1.Get<T>(), lb1 = b1.Get<T>(), la2 = a2.Get<T>(), lb2 = b2.Get<T>();
+  LocalTensor<float> lc = co1.Get<float>();
+  // The negative twins: A's second NZ matrix one 32-B row further (its last row leaves the L1 tensor), or
+  // B's third ND matrix read past the end of the GlobalTensor.
+  const uint32_t dstMatrixA = bad == NdBad::kMatrixBeyondL1 ? 32 : 16;
+  const uint64_t srcMatrixB = bad == NdBad::kSrcMatrixBeyondGm ? d.b.size() / 2 : kNdStrideB;
+  DataCopy(la1, ga, Nd2NzParams(2, kNdRowsA, kNdK, kNdStrideA, kNdLda, kNdM, 2, dstMatrixA));
+  DataCopy(lb1, gb, Nd2NzParams(kNdNumB, kNdRowsB, kNdK, srcMatrixB, kNdLdb, kNdC0B, 1, kNdRowsB * 16));
+  SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
+  WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
+  LoadData(la2, la1, LoadData2DParamsV2(0, 0, kNdM / 16, kNdK16 / 16, kNdM / 16, kNdM / 16, false, 0));
+  LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, 2, kNdK16 / 16, kNdC0B / 16, 2, false, 0));
+  SetFlag<HardEvent::MTE1_M>(EVENT_ID2);
+  WaitFlag<HardEvent::MTE1_M>(EVENT_ID2);
+  Mmad(lc, la2, lb2, MmadParams(kNdM, kNdN, kNdK16, 0, false, true));
+  SetFlag<HardEvent::M_FIX>(EVENT_ID2);
+  WaitFlag<HardEvent::M_FIX>(EVENT_ID2);
+  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(32, kNdM, kNdM, 32);
+  fp.dualDstCtl = 1;
+  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, kNdM / 2 * 32), lc, fp);
+  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+}
+
+template <class T>
+void RunNd(NdData<T>& d, NdBad bad) {
+  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(T), false}, {d.b.data(), d.b.size() * sizeof(T), false},
+                          {d.out.data(), d.out.size() * 4, true}};
+  amct_sim::LaunchMix("cube_nd2nz_matrices", 1, 2, [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+      NdAic(d, bad);
+    }
+    if ASCEND_IS_AIV {
+      UbRowsAiv(d.out, 32, UbRows{{kNdM / 2, kNdM / 2}, {0, kNdM / 2}, 32, 32});
+    }
+  });
+}
+
+template <class T>
+void Nd2NzMatrixTests(const char* type) {
+  const std::string p = std::string("cube_nd2nz_nd_num_strides_") + type;
+  NdData<T> d;
+  ExpectOk(p + "_runs", [&] { RunNd(d, NdBad::kNone); });
+  Check(p + "_bitexact_vs_bruteforce", d.Matches());
+}
+
+void SubBlockTailStrideTests() {
+  SubBlockTests<bfloat16_t>("bf16");
+  SubBlockTests<half>("half");
+  TailTests<bfloat16_t>("bf16");
+  TailTests<half>("half");
+  Nd2NzMatrixTests<bfloat16_t>("bf16");
+  Nd2NzMatrixTests<half>("half");
+  // The negative twins (bf16): each guard's message names the API and the field or operand.
+  auto sb = [](SbBad bad) {
+    SbData<bfloat16_t> d;
+    RunSb(d, bad);
+  };
+  ExpectError("cube_guard_load_data_k_start_beyond_src",
+              {"LoadData(L1->L0A/L0B, LoadData2DParamsV2)", "bounds: src needs 15872 bytes of L1", "view holds 12288",
+               "(kStartPosition 5 + kStep 3 - 1) * srcStride 4 + mStartPosition 1 + mStep 2 - 1 = 30"},
+              [&] { sb(SbBad::kKStartBeyondSrc); });
+  ExpectError("cube_guard_load_data_dst_stride_beyond_l0a",
+              {"LoadData(L1->L0A/L0B, LoadData2DParamsV2)", "bounds: dst needs 6144 bytes of L0A", "view holds 5120",
+               "(kStep 3 - 1) * dstStride 5 + mStep 2 - 1 = 11"},
+              [&] { sb(SbBad::kDstStrideBeyondL0a); });
+  auto tail = [](int idx, TailBad bad) {
+    TailData<bfloat16_t> d(kTails[idx]);
+    RunTail(d, bad);
+  };
+  ExpectError("cube_guard_fixpipe_src_stride_below_m16",
+              {"Fixpipe(L0C->UB)", "srcStride 37", "must be >= mSize rounded up to 16 = 48"},
+              [&] { tail(0, TailBad::kSrcStrideBelowM16); });
+  ExpectError("cube_guard_fixpipe_dst_stride_below_n_size", {"Fixpipe(L0C->UB)", "dstStride 40", "must be >= nSize 48"},
+              [&] { tail(0, TailBad::kDstStrideBelowN); });
+  ExpectError("cube_guard_mmad_m1_without_disable_gemv", {"Mmad", "m = 1 enables GEMV mode", "disableGemv = true"},
+              [&] { tail(1, TailBad::kGemv); });
+  auto nd = [](NdBad bad) {
+    NdData<bfloat16_t> d;
+    RunNd(d, bad);
+  };
+  ExpectError("cube_guard_nd2nz_nz_matrix_beyond_l1",
+              {"DataCopy(GM->L1, Nd2NzParams)", "bounds: dst needs 3104 bytes of L1", "view holds 3072"},
+              [&] { nd(NdBad::kMatrixBeyondL1); });
+  ExpectError("cube_guard_nd2nz_nd_matrix_beyond_gm",
+              {"DataCopy(GM->L1, Nd2NzParams)", "bounds: GM bytes", "leave the GlobalTensor's SetGlobalBuffer extent"},
+              [&] { nd(NdBad::kSrcMatrixBeyondGm); });
+}
+
 // The chain's cost: every pipe charged once per instruction at the Matmul model's rates.
 void CostTests() {
   Data d(15);
@@ -746,6 +1199,7 @@ int main() {
   PaddingTest();
   WarTests();
   NopAndStrideTests();
+  SubBlockTailStrideTests();
   CostTests();
 #endif
   return simtest::Finish();
