@@ -18,7 +18,8 @@ using simtest::ExpectOk;
 namespace {
 
 // ---- helpers shared by the programs below ------------------------------------------------------------
-// A MIX 1:2 launch of one block: aic() on the AIC, aiv() on each of its two AIVs.
+// A MIX 1:2 launch of one block: aic() on the AIC, aiv() on each of its two AIVs (the kernel type declared
+// as a real kernel declares it).
 template <class Aic, class Aiv>
 void LaunchCube(const char* kernel, Aic aic, Aiv aiv) {
   amct_sim::LaunchMix(kernel, 1, 2, [&] {
@@ -150,6 +151,7 @@ void CapacityTests() {
 constexpr uint16_t kFlag = 3;
 constexpr FixpipeConfig kRowMajorUb = {CO2Layout::ROW_MAJOR, true};
 
+// SetFlag and WaitFlag at once: the second pipe of E waits here for all the first pipe has issued so far.
 template <HardEvent E>
 void SetWait(event_t id) {
   SetFlag<E>(id);
@@ -157,7 +159,9 @@ void SetWait(event_t id) {
 }
 
 // One ND matrix [rows, cols] (GM rows ld elements apart) to L1 in Z columns of c0Stride rows.
-Nd2NzParams OneNd(int rows, int cols, int ld, int c0Stride) { return Nd2NzParams(1, rows, cols, 0, ld, c0Stride, 1, 0); }
+Nd2NzParams OneNd(int rows, int cols, int ld, int c0Stride) {
+  return Nd2NzParams(1, rows, cols, 0, ld, c0Stride, 1, 0);
+}
 
 // A whole L1 matrix of rowFrac x kFrac fractals (Z columns of rowFrac fractals) to L0 in the same layout.
 LoadData2DParamsV2 WholeL0(int rowFrac, int kFrac) {
@@ -189,7 +193,8 @@ void LoadToL0(CubeBuffers<T>& cb, const LoadData2DParamsV2& la, const LoadData2D
   SetWait<HardEvent::MTE1_M>(id);
 }
 
-// The M -> FIX flag (mFix = false leaves it out: the guard test of the missing flag), Fixpipe src -> the
+// The M -> FIX flag (mFix = false leaves it out: the guard test of the missing flag, or a chain whose
+// TQue<TPosition::CO1> edge orders M -> FIX instead), Fixpipe src -> the
 // AIVs' UB at offset 0 (a view of ubElems floats in ubPos), then the cross-core flag that hands the rows to
 // the AIVs.
 template <const FixpipeConfig& config = kRowMajorUb>
@@ -338,8 +343,8 @@ enum class Variant {
 bool Single(Variant v) { return v == Variant::kSingleSub1; }
 
 void AicProgram(Data& d, Variant v) {
-  CubeBuffers<bfloat16_t> cb(kM * kBaseK * sizeof(bfloat16_t), kN * kBaseK * sizeof(bfloat16_t),
-                             kM * kBaseK * sizeof(bfloat16_t), kN * kBaseK * sizeof(bfloat16_t), kM * kN * sizeof(float));
+  constexpr uint32_t aBytes = kM * kBaseK * sizeof(bfloat16_t), bBytes = kN * kBaseK * sizeof(bfloat16_t);
+  CubeBuffers<bfloat16_t> cb(aBytes, bBytes, aBytes, bBytes, kM * kN * sizeof(float));
   GlobalTensor<bfloat16_t> ga = Gm(d.a), gb = Gm(d.b);
   const LoadData2DParamsV2 la = WholeL0(kM / 16, kBaseK / 16), lb = WholeL0(kN / 16, kBaseK / 16);
   for (int kc = 0; kc < kK / kBaseK; ++kc) {
@@ -581,7 +586,8 @@ void PaddingTest() {
     ok = false;
     std::printf("  %s\n", e.what());
   }
-  Check("cube_nd2nz_pads_rows_with_zeros", ok && ProductMatches(d.out, n, 0, m, n, k, Rows(d.a, k), Rows(d.b, k), false));
+  Check("cube_nd2nz_pads_rows_with_zeros",
+        ok && ProductMatches(d.out, n, 0, m, n, k, Rows(d.a, k), Rows(d.b, k), false));
 }
 
 // ---- write-after-read guards of L0A/L0B (M_MTE1) and L0C (FIX_M), each with its passing twin ----
