@@ -17,53 +17,105 @@ using simtest::ExpectOk;
 
 namespace {
 
+// ---- helpers shared by the programs below ------------------------------------------------------------
+// A MIX 1:2 launch of one block: aic() on the AIC, aiv() on each of its two AIVs (the kernel type declared
+// as a real kernel declares it).
+template <class Aic, class Aiv>
+void LaunchCube(const char* kernel, Aic aic, Aiv aiv) {
+  amct_sim::LaunchMix(kernel, 1, 2, [&] {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+      aic();
+    }
+    if ASCEND_IS_AIV {
+      aiv();
+    }
+  });
+}
+template <class Aic>
+void LaunchCube(const char* kernel, Aic aic) {
+  LaunchCube(kernel, aic, [] {});
+}
+
+// The GlobalTensor of v's first n elements (all of them by default).
+template <class T>
+GlobalTensor<T> Gm(std::vector<T>& v, size_t n = 0) {
+  GlobalTensor<T> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(v.data()), n == 0 ? v.size() : n);
+  return g;
+}
+
+// The cube buffers of one AIC program: a TPipe and TBufs in TPosition::A1, ::B1, ::A2, ::B2 and ::CO1,
+// initialised in that order from their byte sizes (a size of 0 leaves that buffer out), and their tensors.
+// With pingPongL1 a second TPosition::A1 / ::B1 pair follows the first in L1, so that the next K slice's
+// GM -> L1 copies need no flag against the previous slice's loads; UseL1 picks the pair a1 / b1 name.
+template <class T>
+struct CubeBuffers {
+  TPipe pipe;
+  TBuf<TPosition::A1> a1Buf[2];
+  TBuf<TPosition::B1> b1Buf[2];
+  TBuf<TPosition::A2> a2Buf;
+  TBuf<TPosition::B2> b2Buf;
+  TBuf<TPosition::CO1> co1Buf;
+  LocalTensor<T> a1, b1, a2, b2;
+  LocalTensor<float> c;
+  CubeBuffers(uint32_t a1Bytes, uint32_t b1Bytes, uint32_t a2Bytes, uint32_t b2Bytes, uint32_t co1Bytes,
+              bool pingPongL1 = false) {
+    for (int i = 0; i < (pingPongL1 ? 2 : 1); ++i) {
+      if (a1Bytes != 0) pipe.InitBuffer(a1Buf[i], a1Bytes);
+      if (b1Bytes != 0) pipe.InitBuffer(b1Buf[i], b1Bytes);
+    }
+    if (a2Bytes != 0) pipe.InitBuffer(a2Buf, a2Bytes);
+    if (b2Bytes != 0) pipe.InitBuffer(b2Buf, b2Bytes);
+    if (co1Bytes != 0) pipe.InitBuffer(co1Buf, co1Bytes);
+    if (a1Bytes != 0) a1 = a1Buf[0].template Get<T>();
+    if (b1Bytes != 0) b1 = b1Buf[0].template Get<T>();
+    if (a2Bytes != 0) a2 = a2Buf.template Get<T>();
+    if (b2Bytes != 0) b2 = b2Buf.template Get<T>();
+    if (co1Bytes != 0) c = co1Buf.template Get<float>();
+  }
+  void UseL1(int set) {
+    a1 = a1Buf[set].template Get<T>();
+    b1 = b1Buf[set].template Get<T>();
+  }
+};
+
+// DataCopy(GM->L1, Nd2NzParams) p on the AIC from gmElems bf16 ones in GM into an L1 buffer of l1Bytes
+// (the ND2NZ parameter guards).
+void Nd2NzOnAic(size_t gmElems, uint32_t l1Bytes, const Nd2NzParams& p) {
+  std::vector<bfloat16_t> a(gmElems, bfloat16_t(1.0f));
+  amct_sim::GmScope scope{{a.data(), a.size() * sizeof(bfloat16_t), false}};
+  LaunchCube("cube_nd2nz", [&] {
+    CubeBuffers<bfloat16_t> cb(l1Bytes, 0, 0, 0, 0);
+    DataCopy(cb.a1, Gm(a), p);
+  });
+}
+
 // ---- cube buffer capacities (both arches) ----------------------------------------------------------
 void CapacityTests() {
   ExpectError("cube_guard_l0a_over_capacity", {"TPipe::InitBuffer(TBuf)", "L0A", "over the L0A capacity of 65536"}, [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_cap", 1, 2, [] {
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TBuf<TPosition::A2> a2;
-        pipe.InitBuffer(a2, 64 * 1024 + 32);
-      }
-    });
+    LaunchCube("cube_cap", [] { CubeBuffers<bfloat16_t> cb(0, 0, 64 * 1024 + 32, 0, 0); });
   });
   ExpectOk("cube_l0a_full_capacity_ok", [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_cap", 1, 2, [] {
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TBuf<TPosition::A2> a2;
-        TBuf<TPosition::B2> b2;
-        pipe.InitBuffer(a2, 64 * 1024);
-        pipe.InitBuffer(b2, 64 * 1024);
-      }
-    });
+    LaunchCube("cube_cap", [] { CubeBuffers<bfloat16_t> cb(0, 0, 64 * 1024, 64 * 1024, 0); });
   });
   // TPosition::A1 and ::B1 share the L1 (512 KB on both arches).
   ExpectError("cube_guard_l1_shared_over_capacity", {"L1", "over the L1 capacity of 524288"}, [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_cap", 1, 2, [] {
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TQue<TPosition::A1, 1> a1;
-        TQue<TPosition::B1, 1> b1;
-        pipe.InitBuffer(a1, 1, 300 * 1024);
-        pipe.InitBuffer(b1, 1, 300 * 1024);
-      }
+    LaunchCube("cube_cap", [] {
+      TPipe pipe;
+      TQue<TPosition::A1, 1> a1;
+      TQue<TPosition::B1, 1> b1;
+      pipe.InitBuffer(a1, 1, 300 * 1024);
+      pipe.InitBuffer(b1, 1, 300 * 1024);
     });
   });
   // L0C: 256 KB on dav-3510, 128 KB on dav-2201.
   auto l0c = [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_cap", 1, 2, [] {
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TBuf<TPosition::CO1> co1;
-        pipe.InitBuffer(co1, 192 * 1024);
-      }
-    });
+    LaunchCube("cube_cap", [] { CubeBuffers<bfloat16_t> cb(0, 0, 0, 0, 192 * 1024); });
   };
   if (__NPU_ARCH__ == 3510) {
     ExpectOk("cube_l0c_capacity_per_arch", l0c);
@@ -72,45 +124,20 @@ void CapacityTests() {
   }
   ExpectError("cube_guard_cube_position_on_aiv", {"TPosition::A1 is a buffer of the AIC"}, [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_aiv", 1, 2, [] {
-      if ASCEND_IS_AIV {
-        TPipe pipe;
-        TBuf<TPosition::A1> a1;
-        pipe.InitBuffer(a1, 1024);
-      }
-    });
+    LaunchCube("cube_aiv", [] {}, [] { CubeBuffers<bfloat16_t> cb(1024, 0, 0, 0, 0); });
   });
   ExpectError("cube_guard_cube_position_in_vector_launch", {"TPosition::CO1 is a buffer of the AIC"}, [] {
     amct_sim::GmScope scope{};
-    simtest::Run1([] {
-      TPipe pipe;
-      TBuf<TPosition::CO1> c;
-      pipe.InitBuffer(c, 1024);
-    });
+    simtest::Run1([] { CubeBuffers<bfloat16_t> cb(0, 0, 0, 0, 1024); });
   });
-  ExpectError("cube_guard_nd2nz_src_d_value", {"DataCopy(GM->L1, Nd2NzParams)", "srcDValue 16 < dValue 32"}, [] {
-    std::vector<bfloat16_t> a(1024, bfloat16_t(1.0f));
-    amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
-    amct_sim::LaunchMix("cube_nd2nz", 1, 2, [&] {
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TBuf<TPosition::A1> a1;
-        pipe.InitBuffer(a1, 4096);
-        GlobalTensor<bfloat16_t> ga;
-        ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(a.data()), a.size());
-        LocalTensor<bfloat16_t> t = a1.Get<bfloat16_t>();
-        DataCopy(t, ga, Nd2NzParams(1, 16, 32, 0, 16, 16, 1, 0));
-      }
-    });
-  });
+  ExpectError("cube_guard_nd2nz_src_d_value", {"DataCopy(GM->L1, Nd2NzParams)", "srcDValue 16 < dValue 32"},
+              [] { Nd2NzOnAic(1024, 4096, Nd2NzParams(1, 16, 32, 0, 16, 16, 1, 0)); });
   ExpectError("cube_guard_nd2nz_on_aiv", {"DataCopy(GM->L1, Nd2NzParams)", "emulated on the AIC of a MIX launch only"}, [] {
     std::vector<bfloat16_t> a(1024, bfloat16_t(1.0f));
     amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
     simtest::Run1([&] {
-      GlobalTensor<bfloat16_t> ga;
-      ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(a.data()), a.size());
       LocalTensor<bfloat16_t> t;
-      DataCopy(t, ga, Nd2NzParams(1, 16, 32, 0, 32, 16, 1, 0));
+      DataCopy(t, Gm(a), Nd2NzParams(1, 16, 32, 0, 32, 16, 1, 0));
     });
   });
   ExpectError("cube_guard_cube_event_on_aiv", {"SetFlag", "HardEvent::MTE2_MTE1 orders the AIC's cube pipes"}, [] {
@@ -120,14 +147,163 @@ void CapacityTests() {
 }
 
 #if __NPU_ARCH__ == 3510
+// ---- stages shared by the AIC programs (dav-3510: Fixpipe L0C -> UB) --------------------------------
+constexpr uint16_t kFlag = 3;
+constexpr FixpipeConfig kRowMajorUb = {CO2Layout::ROW_MAJOR, true};
+
+// SetFlag and WaitFlag at once: the second pipe of E waits here for all the first pipe has issued so far.
+template <HardEvent E>
+void SetWait(event_t id) {
+  SetFlag<E>(id);
+  WaitFlag<E>(id);
+}
+
+// One ND matrix [rows, cols] (GM rows ld elements apart) to L1 in Z columns of c0Stride rows.
+Nd2NzParams OneNd(int rows, int cols, int ld, int c0Stride) {
+  return Nd2NzParams(1, rows, cols, 0, ld, c0Stride, 1, 0);
+}
+
+// A whole L1 matrix of rowFrac x kFrac fractals (Z columns of rowFrac fractals) to L0 in the same layout.
+LoadData2DParamsV2 WholeL0(int rowFrac, int kFrac) {
+  return LoadData2DParamsV2(0, 0, rowFrac, kFrac, rowFrac, rowFrac, false, 0);
+}
+
+// Fixpipe parameters for an m x n tile in Z columns of m rows, to both AIVs (m / 2 rows each, pitch n).
+FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> DualFix(int m, int n) {
+  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(n, m, m, n);
+  fp.dualDstCtl = 1;
+  return fp;
+}
+
+// GM -> L1 of A and B (ND2NZ), then the MTE2 -> MTE1 flag the loads from L1 need; mte2Mte1 = false leaves
+// it out (the guard test of the missing flag).
+template <class T>
+void CopyToL1(CubeBuffers<T>& cb, const GlobalTensor<T>& ga, const Nd2NzParams& pa, const GlobalTensor<T>& gb,
+              const Nd2NzParams& pb, event_t id, bool mte2Mte1 = true) {
+  DataCopy(cb.a1, ga, pa);
+  DataCopy(cb.b1, gb, pb);
+  if (mte2Mte1) SetWait<HardEvent::MTE2_MTE1>(id);
+}
+
+// L1 -> L0A (Nz) and L0B (Zn: B's rows need no transpose), then the MTE1 -> M flag the Mmad needs.
+template <class T>
+void LoadToL0(CubeBuffers<T>& cb, const LoadData2DParamsV2& la, const LoadData2DParamsV2& lb, event_t id) {
+  LoadData(cb.a2, cb.a1, la);
+  LoadData(cb.b2, cb.b1, lb);
+  SetWait<HardEvent::MTE1_M>(id);
+}
+
+// The M -> FIX flag (mFix = false leaves it out: the guard test of the missing flag, or a chain whose
+// TQue<TPosition::CO1> edge orders M -> FIX instead), Fixpipe src -> the
+// AIVs' UB at offset 0 (a view of ubElems floats in ubPos), then the cross-core flag that hands the rows to
+// the AIVs.
+template <const FixpipeConfig& config = kRowMajorUb>
+void FixpipeToAivs(const LocalTensor<float>& src, const FixpipeParamsArch3510<CO2Layout::ROW_MAJOR>& fp, int ubElems,
+                   event_t id, bool mFix = true, TPosition ubPos = TPosition::VECOUT) {
+  if (mFix) SetWait<HardEvent::M_FIX>(id);
+  Fixpipe<float, float, config>(LocalTensor<float>(ubPos, 0, ubElems), src, fp);
+  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+}
+
+// The GM regions of a test's a, b (read) and out (written), and the MIX launch of aic() and aiv() on them.
+template <class D, class Aic, class Aiv>
+void RunCube(const char* kernel, D& d, Aic aic, Aiv aiv) {
+  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(d.a[0]), false},
+                          {d.b.data(), d.b.size() * sizeof(d.b[0]), false},
+                          {d.out.data(), d.out.size() * sizeof(float), true}};
+  LaunchCube(kernel, aic, aiv);
+}
+
+// What the AIVs receive from one Fixpipe: AIV s gets rows[s] ND rows of nSize floats at a pitch of dstStride
+// elements at UB offset 0, L0C rows row0[s]..; it copies row i to out[(row0[s] + i) * ldo]: row by row, so
+// that the UB gaps between the rows, which nothing wrote, are not read, or in one DataCopy where the rows
+// are contiguous in UB and in out (dstStride = nSize = ldo).
+struct UbRows {
+  int rows[2];
+  int row0[2];
+  int nSize;
+  int dstStride;
+};
+
+// The m x n tile of DualFix(m, n): m / 2 contiguous rows of n floats to each AIV.
+UbRows Halves(int m, int n) { return UbRows{{m / 2, m / 2}, {0, m / 2}, n, n}; }
+
+void UbRowsAiv(std::vector<float>& out, int ldo, const UbRows& u) {
+  const int sub = static_cast<int>(GetSubBlockIdx());
+  TPipe pipe;
+  TQue<TPosition::VECOUT, 1> q;
+  pipe.InitBuffer(q, 1, std::max(u.rows[sub], 1) * u.dstStride * sizeof(float));
+  GlobalTensor<float> gout = Gm(out);
+  LocalTensor<float> y = q.AllocTensor<float>();
+  CrossCoreWaitFlag(kFlag);  // the AIC's Fixpipe wrote y's bytes: they go straight out
+  q.EnQue(y);
+  y = q.DeQue<float>();
+  if (u.dstStride == u.nSize && ldo == u.nSize) {
+    DataCopy(gout[u.row0[sub] * ldo], y, u.rows[sub] * u.nSize);
+  } else {
+    for (int i = 0; i < u.rows[sub]; ++i) DataCopy(gout[(u.row0[sub] + i) * ldo], y[i * u.dstStride], u.nSize);
+  }
+  q.FreeTensor(y);
+}
+
+// acc = fp32(acc + a(kk) * b(kk)) for kk = 0..k-1 from +0.
+template <class FA, class FB>
+float DotInKOrder(FA a, FB b, int k) {
+  float acc = 0.0f;
+  for (int kk = 0; kk < k; ++kk) acc = acc + a(kk) * b(kk);
+  return acc;
+}
+// When both rows are integer-valued, their double sum (fp32 must then be exact, whatever the order).
+template <class FA, class FB>
+bool ExactIfIntegers(FA a, FB b, int k, double* e) {
+  double s = 0;
+  for (int kk = 0; kk < k; ++kk) {
+    if (a(kk) != std::trunc(a(kk)) || b(kk) != std::trunc(b(kk))) return false;
+    s += double(a(kk)) * double(b(kk));
+  }
+  *e = s;
+  return true;
+}
+
+// The brute force: out [.., ldo] (what the AIVs copied; -7 where nothing arrived) on rows [r0, r1), columns
+// [0, cols) against acc = fp32(acc + a(i)(kk) * b(j)(kk)) for kk = 0..k-1 from +0, a(i) and b(j) the
+// accessors kk -> float of the product's row i of A and row j of B (C = A * B^T), computed from GM, never
+// from the sim's layouts. Where both rows are integer-valued the value must also be their double sum (fp32
+// must then be exact, whatever the order); needIntegerPairs: there must be some such pairs.
+template <class RowA, class RowB>
+bool ProductMatches(const std::vector<float>& out, int ldo, int r0, int r1, int cols, int k, RowA a, RowB b,
+                    bool needIntegerPairs) {
+  int exactPairs = 0;
+  for (int i = r0; i < r1; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const float w = DotInKOrder(a(i), b(j), k), got = out[static_cast<size_t>(i) * ldo + j];
+      double e = 0;
+      const bool isExact = ExactIfIntegers(a(i), b(j), k, &e);
+      exactPairs += isExact;
+      if (simtest::FloatBits(w) != simtest::FloatBits(got) || (isExact && double(got) != e)) {
+        std::printf("  mismatch at (%d, %d): sim %.9g, brute force %.9g (exact %.9g)\n", i, j, got, w, e);
+        return false;
+      }
+    }
+  }
+  if (needIntegerPairs && exactPairs == 0) std::printf("  no integer-row pairs among the compared values\n");
+  return exactPairs > 0 || !needIntegerPairs;
+}
+
+// Row accessors of a row-major matrix m (rows ld elements apart, from element at(i) of m for row i).
+template <class T, class At>
+auto Rows(const std::vector<T>& m, At at) {
+  return [&m, at](int i) { return [&m, base = at(i)](int kk) { return static_cast<float>(m[base + kk]); }; };
+}
+template <class T>
+auto Rows(const std::vector<T>& m, int ld) {
+  return Rows(m, [ld](int i) { return static_cast<size_t>(i) * ld; });
+}
+
 // ---- the 64 x 256 x 2048 score tile ------------------------------------------------------------------
 constexpr int kM = 64, kN = 256, kK = 2048, kBaseK = 64;
 constexpr int kLda = kK + 64, kLdb = kK + 32;  // A's and B's rows sit at a stride
 constexpr int kIntRowsA = 8, kIntRowsB = 32;   // small-integer rows: their dot products are exact sums
-constexpr uint16_t kFlag = 3;
-constexpr FixpipeConfig kRowMajorUb = {CO2Layout::ROW_MAJOR, true};
-
-float Bf(bfloat16_t v) { return static_cast<float>(v); }
 
 struct Data {
   std::vector<bfloat16_t> a, b;  // a [kM, kLda], b [kN, kLdb] (B as rows: C = A * B^T)
@@ -139,15 +315,13 @@ struct Data {
     for (int i = 0; i < kM * kLda; ++i) a.push_back(bfloat16_t((i / kLda) < kIntRowsA ? float(small(g)) : u(g)));
     for (int i = 0; i < kN * kLdb; ++i) b.push_back(bfloat16_t((i / kLdb) < kIntRowsB ? float(small(g)) : u(g)));
   }
-  float BruteForce(int i, int j) const {  // fp32 accumulation in K order
-    float acc = 0.0f;
-    for (int k = 0; k < kK; ++k) acc = acc + Bf(a[i * kLda + k]) * Bf(b[j * kLdb + k]);
-    return acc;
+  // out's rows [rowLo, rowHi) against the brute force.
+  bool Matches(int rowLo, int rowHi) const {
+    return ProductMatches(out, kN, rowLo, rowHi, kN, kK, Rows(a, kLda), Rows(b, kLdb), false);
   }
-  double Exact(int i, int j) const {
-    double s = 0;
-    for (int k = 0; k < kK; ++k) s += double(Bf(a[i * kLda + k])) * double(Bf(b[j * kLdb + k]));
-    return s;
+  // The small-integer block, whose values are exact sums.
+  bool IntegerBlockExact() const {
+    return ProductMatches(out, kN, 0, kIntRowsA, kIntRowsB, kK, Rows(a, kLda), Rows(b, kLdb), true);
   }
 };
 
@@ -169,88 +343,34 @@ enum class Variant {
 bool Single(Variant v) { return v == Variant::kSingleSub1; }
 
 void AicProgram(Data& d, Variant v) {
-  TPipe pipe;
-  TBuf<TPosition::A1> a1;
-  TBuf<TPosition::B1> b1;
-  TBuf<TPosition::A2> a2;
-  TBuf<TPosition::B2> b2;
-  TBuf<TPosition::CO1> co1;
-  pipe.InitBuffer(a1, kM * kBaseK * sizeof(bfloat16_t));
-  pipe.InitBuffer(b1, kN * kBaseK * sizeof(bfloat16_t));
-  pipe.InitBuffer(a2, kM * kBaseK * sizeof(bfloat16_t));
-  pipe.InitBuffer(b2, kN * kBaseK * sizeof(bfloat16_t));
-  pipe.InitBuffer(co1, kM * kN * sizeof(float));
-  GlobalTensor<bfloat16_t> ga, gb;
-  ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.a.data()), d.a.size());
-  gb.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.b.data()), d.b.size());
-  LocalTensor<bfloat16_t> la1 = a1.Get<bfloat16_t>(), lb1 = b1.Get<bfloat16_t>();
-  LocalTensor<bfloat16_t> la2 = a2.Get<bfloat16_t>(), lb2 = b2.Get<bfloat16_t>();
-  LocalTensor<float> lc = co1.Get<float>();
+  constexpr uint32_t aBytes = kM * kBaseK * sizeof(bfloat16_t), bBytes = kN * kBaseK * sizeof(bfloat16_t);
+  CubeBuffers<bfloat16_t> cb(aBytes, bBytes, aBytes, bBytes, kM * kN * sizeof(float));
+  GlobalTensor<bfloat16_t> ga = Gm(d.a), gb = Gm(d.b);
+  const LoadData2DParamsV2 la = WholeL0(kM / 16, kBaseK / 16), lb = WholeL0(kN / 16, kBaseK / 16);
   for (int kc = 0; kc < kK / kBaseK; ++kc) {
     // GM -> L1: a [kM, kBaseK] slice of A and a [kN, kBaseK] slice of B, ND -> NZ (Z columns of 16).
-    Nd2NzParams pa;
-    pa.ndNum = 1;
-    pa.nValue = kM;
-    pa.dValue = kBaseK;
-    pa.srcDValue = kLda;
-    pa.dstNzC0Stride = kM;
-    pa.dstNzNStride = 1;
-    DataCopy(la1, ga[kc * kBaseK], pa);
-    Nd2NzParams pb = pa;
-    pb.nValue = kN;
-    pb.srcDValue = kLdb;
-    pb.dstNzC0Stride = kN;
-    DataCopy(lb1, gb[kc * kBaseK], pb);
-    if (v != Variant::kNoMte2Mte1) {
-      SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
-      WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
-    }
-    // L1 -> L0A (Nz) and L0B (Zn: B's rows need no transpose).
-    LoadData2DParamsV2 la;
-    la.mStep = kM / 16;
-    la.kStep = kBaseK / 16;
-    la.srcStride = kM / 16;
-    la.dstStride = kM / 16;
+    CopyToL1(cb, ga[kc * kBaseK], OneNd(kM, kBaseK, kLda, kM), gb[kc * kBaseK], OneNd(kN, kBaseK, kLdb, kN), EVENT_ID0,
+             v != Variant::kNoMte2Mte1);
     if (v == Variant::kLoadToL1) {
-      LoadData(lb1, la1, la);  // dst in TPosition::B1: not an L0 position
+      LoadData(cb.b1, cb.a1, la);  // dst in TPosition::B1: not an L0 position
     }
-    LoadData(la2, la1, la);
-    LoadData2DParamsV2 lb = la;
-    lb.mStep = kN / 16;
-    lb.srcStride = kN / 16;
-    lb.dstStride = kN / 16;
-    LoadData(lb2, lb1, lb);
-    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
-    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
-    MmadParams mp;
-    mp.m = kM;
-    mp.n = kN;
-    mp.k = kBaseK;
-    mp.cmatrixInitVal = kc == 0;  // the first K slice starts from 0, the others accumulate
-    Mmad(lc, la2, lb2, mp);
+    LoadToL0(cb, la, lb, EVENT_ID0);
+    // The first K slice starts from 0, the others accumulate.
+    Mmad(cb.c, cb.a2, cb.b2, MmadParams(kM, kN, kBaseK, 0, false, kc == 0));
     if (v != Variant::kNoMMte2) {  // the next slice's loads may overwrite L1 and (transitively) L0
-      SetFlag<HardEvent::M_MTE2>(EVENT_ID0);
-      WaitFlag<HardEvent::M_MTE2>(EVENT_ID0);
+      SetWait<HardEvent::M_MTE2>(EVENT_ID0);
     }
   }
-  if (v != Variant::kNoMFix) {
-    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
-    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
-  }
-  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp;
-  fp.nSize = v == Variant::kNSize24 ? 24 : kN;
-  fp.mSize = v == Variant::kOddM ? kM - 1 : kM;
-  fp.srcStride = kM;
-  fp.dstStride = kN;
+  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(v == Variant::kNSize24 ? 24 : kN, v == Variant::kOddM ? kM - 1 : kM,
+                                                  kM, kN);
   fp.dualDstCtl = Single(v) ? 0 : 1;
   fp.subBlockId = Single(v);
-  LocalTensor<float> ub(TPosition::VECIN, 0, (Single(v) ? kM : kM / 2) * kN);  // the AIVs' UB at offset 0
+  const int ubElems = (Single(v) ? kM : kM / 2) * kN;  // the AIVs' UB at offset 0
   if (v == Variant::kNotToUb) {
-    Fixpipe<float, float, CFG_ROW_MAJOR>(ub, lc, fp);
+    FixpipeToAivs<CFG_ROW_MAJOR>(cb.c, fp, ubElems, EVENT_ID0, true, TPosition::VECIN);
   } else {
-    Fixpipe<float, float, kRowMajorUb>(ub, lc, fp);
+    FixpipeToAivs(cb.c, fp, ubElems, EVENT_ID0, v != Variant::kNoMFix, TPosition::VECIN);
   }
-  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
 }
 
 // Each AIV: its rows of the tile (from its UB at offset 0) times 1.0 by the vector unit, to GM.
@@ -263,8 +383,7 @@ void AivProgram(Data& d, Variant v) {
   TQue<TPosition::VECOUT, 1> outQ;
   pipe.InitBuffer(inBuf, v == Variant::kSmallAivBuffer ? 1024 : rows * kN * sizeof(float));
   pipe.InitBuffer(outQ, 1, v == Variant::kSmallAivBuffer ? 1024 : rows * kN * sizeof(float));
-  GlobalTensor<float> gout;
-  gout.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.out.data()), d.out.size());
+  GlobalTensor<float> gout = Gm(d.out);
   LocalTensor<float> scores = inBuf.Get<float>();
   LocalTensor<float> y = outQ.AllocTensor<float>();
   if (v == Variant::kAivReadsEarly) Muls(y, scores, 1.0f, 64);  // before the flag: races the Fixpipe
@@ -280,55 +399,22 @@ void AivProgram(Data& d, Variant v) {
   outQ.FreeTensor(y);
 }
 
-void Kernel(Data& d, Variant v) {
-  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-  if ASCEND_IS_AIC {
-    AicProgram(d, v);
-  }
-  if ASCEND_IS_AIV {
-    AivProgram(d, v);
-  }
-}
-
 void Run(Data& d, Variant v) {
-  amct_sim::GmScope scope{{d.a.data(), d.a.size() * 2, false}, {d.b.data(), d.b.size() * 2, false},
-                          {d.out.data(), d.out.size() * 4, true}};
-  amct_sim::LaunchMix("cube_scores", 1, 2, [&] { Kernel(d, v); });
-}
-
-bool MatchesBruteForce(const Data& d, int rowLo, int rowHi) {
-  for (int i = rowLo; i < rowHi; ++i) {
-    for (int j = 0; j < kN; ++j) {
-      if (simtest::FloatBits(d.BruteForce(i, j)) != simtest::FloatBits(d.out[i * kN + j])) {
-        std::printf("  mismatch at (%d, %d): sim %.9g, brute force %.9g\n", i, j, d.out[i * kN + j], d.BruteForce(i, j));
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-bool IntegerBlockExact(const Data& d) {
-  for (int i = 0; i < kIntRowsA; ++i) {
-    for (int j = 0; j < kIntRowsB; ++j) {
-      if (double(d.out[i * kN + j]) != d.Exact(i, j)) return false;
-    }
-  }
-  return true;
+  RunCube("cube_scores", d, [&] { AicProgram(d, v); }, [&] { AivProgram(d, v); });
 }
 
 void ChainTests() {
   {
     Data d(11);
     ExpectOk("cube_dual_dst_64x256x2048_runs", [&] { Run(d, Variant::kDual); });
-    Check("cube_dual_dst_aiv0_rows_bitexact_vs_bruteforce", MatchesBruteForce(d, 0, kM / 2));
-    Check("cube_dual_dst_aiv1_rows_bitexact_vs_bruteforce", MatchesBruteForce(d, kM / 2, kM));
-    Check("cube_dual_dst_integer_block_exact", IntegerBlockExact(d));
+    Check("cube_dual_dst_aiv0_rows_bitexact_vs_bruteforce", d.Matches(0, kM / 2));
+    Check("cube_dual_dst_aiv1_rows_bitexact_vs_bruteforce", d.Matches(kM / 2, kM));
+    Check("cube_dual_dst_integer_block_exact", d.IntegerBlockExact());
   }
   {
     Data d(12);
     ExpectOk("cube_single_dst_sub1_runs", [&] { Run(d, Variant::kSingleSub1); });
-    Check("cube_single_dst_sub1_all_rows_bitexact_vs_bruteforce", MatchesBruteForce(d, 0, kM));
+    Check("cube_single_dst_sub1_all_rows_bitexact_vs_bruteforce", d.Matches(0, kM));
   }
   const struct {
     const char* name;
@@ -358,22 +444,18 @@ void ChainTests() {
   }
   ExpectError("cube_guard_aiv_calls_mmad", {"Mmad", "emulated on the AIC of a MIX launch only"}, [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_aiv", 1, 2, [] {
-      if ASCEND_IS_AIV {
-        LocalTensor<float> c;
-        LocalTensor<bfloat16_t> a, b;
-        MmadParams p;
-        Mmad(c, a, b, p);
-      }
+    LaunchCube("cube_aiv", [] {}, [] {
+      LocalTensor<float> c;
+      LocalTensor<bfloat16_t> a, b;
+      MmadParams p;
+      Mmad(c, a, b, p);
     });
   });
   ExpectError("cube_guard_ub_view_on_aiv", {"LocalTensor(TPosition, addr, tileSize)", "only on the AIC"}, [] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_aiv", 1, 2, [] {
-      if ASCEND_IS_AIV {
-        LocalTensor<float> t(TPosition::VECIN, 0, 64);
-        (void)t;
-      }
+    LaunchCube("cube_aiv", [] {}, [] {
+      LocalTensor<float> t(TPosition::VECIN, 0, 64);
+      (void)t;
     });
   });
   ExpectOk("cube_sync_check_off_lets_missing_flag_pass", [] {
@@ -401,16 +483,7 @@ struct SmallData {
     for (int i = 0; i < kQm * kQk; ++i) a.push_back(bfloat16_t(u(g)));
     for (int i = 0; i < kQn * kQk; ++i) b.push_back(bfloat16_t(u(g)));
   }
-  bool Matches() const {
-    for (int i = 0; i < kQm; ++i) {
-      for (int j = 0; j < kQn; ++j) {
-        float acc = 0.0f;
-        for (int k = 0; k < kQk; ++k) acc = acc + Bf(a[i * kQk + k]) * Bf(b[j * kQk + k]);
-        if (simtest::FloatBits(acc) != simtest::FloatBits(out[i * kQn + j])) return false;
-      }
-    }
-    return true;
-  }
+  bool Matches() const { return ProductMatches(out, kQn, 0, kQm, kQn, kQk, Rows(a, kQk), Rows(b, kQk), false); }
 };
 
 void QueueAic(SmallData& d, bool edgesL1) {
@@ -425,16 +498,12 @@ void QueueAic(SmallData& d, bool edgesL1) {
   pipe.InitBuffer(qa2, 1, kQm * kQbaseK * 2);
   pipe.InitBuffer(qb2, 1, kQn * kQbaseK * 2);
   pipe.InitBuffer(qc, 1, kQm * kQn * 4);
-  GlobalTensor<bfloat16_t> ga, gb;
-  ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.a.data()), d.a.size());
-  gb.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.b.data()), d.b.size());
+  GlobalTensor<bfloat16_t> ga = Gm(d.a), gb = Gm(d.b);
   LocalTensor<float> c = qc.AllocTensor<float>();
   for (int kc = 0; kc < kQk / kQbaseK; ++kc) {
     LocalTensor<bfloat16_t> a1 = qa1.AllocTensor<bfloat16_t>(), b1 = qb1.AllocTensor<bfloat16_t>();
-    Nd2NzParams pa(1, kQm, kQbaseK, 0, kQk, kQm, 1, 0);
-    Nd2NzParams pb(1, kQn, kQbaseK, 0, kQk, kQn, 1, 0);
-    DataCopy(a1, ga[kc * kQbaseK], pa);
-    DataCopy(b1, gb[kc * kQbaseK], pb);
+    DataCopy(a1, ga[kc * kQbaseK], OneNd(kQm, kQbaseK, kQk, kQm));
+    DataCopy(b1, gb[kc * kQbaseK], OneNd(kQn, kQbaseK, kQk, kQn));
     if (edgesL1) {
       qa1.EnQue(a1);
       qb1.EnQue(b1);
@@ -442,8 +511,8 @@ void QueueAic(SmallData& d, bool edgesL1) {
       b1 = qb1.DeQue<bfloat16_t>();
     }
     LocalTensor<bfloat16_t> a2 = qa2.AllocTensor<bfloat16_t>(), b2 = qb2.AllocTensor<bfloat16_t>();
-    LoadData(a2, a1, LoadData2DParamsV2(0, 0, kQm / 16, kQbaseK / 16, kQm / 16, kQm / 16, false, 0));
-    LoadData(b2, b1, LoadData2DParamsV2(0, 0, kQn / 16, kQbaseK / 16, kQn / 16, kQn / 16, false, 0));
+    LoadData(a2, a1, WholeL0(kQm / 16, kQbaseK / 16));
+    LoadData(b2, b1, WholeL0(kQn / 16, kQbaseK / 16));
     qa1.FreeTensor(a1);
     qb1.FreeTensor(b1);
     qa2.EnQue(a2);
@@ -456,43 +525,13 @@ void QueueAic(SmallData& d, bool edgesL1) {
   }
   qc.EnQue(c);
   c = qc.DeQue<float>();
-  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(kQn, kQm, kQm, kQn);
-  fp.dualDstCtl = 1;
-  LocalTensor<float> ub(TPosition::VECOUT, 0, kQm / 2 * kQn);
-  Fixpipe<float, float, kRowMajorUb>(ub, c, fp);
+  FixpipeToAivs(c, DualFix(kQm, kQn), kQm / 2 * kQn, EVENT_ID0, false);  // the CO1 queue's edge orders M -> FIX
   qc.FreeTensor(c);
-  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
-}
-
-void QueueAiv(SmallData& d) {
-  const int sub = static_cast<int>(GetSubBlockIdx());
-  const int n = kQm / 2 * kQn;
-  TPipe pipe;
-  TQue<TPosition::VECOUT, 1> q;
-  pipe.InitBuffer(q, 1, n * sizeof(float));
-  GlobalTensor<float> gout;
-  gout.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.out.data()), d.out.size());
-  LocalTensor<float> y = q.AllocTensor<float>();
-  CrossCoreWaitFlag(kFlag);  // the AIC's Fixpipe wrote y's bytes: they go straight out
-  q.EnQue(y);
-  y = q.DeQue<float>();
-  DataCopy(gout[sub * n], y, n);
-  q.FreeTensor(y);
 }
 
 void QueueTests() {
   auto run = [](SmallData& d, bool edges) {
-    amct_sim::GmScope scope{{d.a.data(), d.a.size() * 2, false}, {d.b.data(), d.b.size() * 2, false},
-                            {d.out.data(), d.out.size() * 4, true}};
-    amct_sim::LaunchMix("cube_queues", 1, 2, [&] {
-      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-      if ASCEND_IS_AIC {
-        QueueAic(d, edges);
-      }
-      if ASCEND_IS_AIV {
-        QueueAiv(d);
-      }
-    });
+    RunCube("cube_queues", d, [&] { QueueAic(d, edges); }, [&] { UbRowsAiv(d.out, kQn, Halves(kQm, kQn)); });
   };
   SmallData d;
   ExpectOk("cube_tque_edges_order_the_chain", [&] { run(d, true); });
@@ -505,22 +544,11 @@ void QueueTests() {
 // = 1 < 10), so Mmad.md asks for PipeBarrier<PIPE_M> between them (nothing else orders them here).
 void BackToBackMmads(bool mBarrier) {
   amct_sim::GmScope scope{};
-  amct_sim::LaunchMix("cube_back_to_back", 1, 2, [&] {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    if ASCEND_IS_AIC {
-      TPipe pipe;
-      TBuf<TPosition::A2> a2;
-      TBuf<TPosition::B2> b2;
-      TBuf<TPosition::CO1> co1;
-      pipe.InitBuffer(a2, 512);
-      pipe.InitBuffer(b2, 512);
-      pipe.InitBuffer(co1, 1024);
-      LocalTensor<bfloat16_t> la = a2.Get<bfloat16_t>(), lb = b2.Get<bfloat16_t>();
-      LocalTensor<float> lc = co1.Get<float>();
-      Mmad(lc, la, lb, MmadParams(16, 16, 16, 0, false, true));
-      if (mBarrier) PipeBarrier<PIPE_M>();
-      Mmad(lc, la, lb, MmadParams(16, 16, 16, 0, false, false));
-    }
+  LaunchCube("cube_back_to_back", [&] {
+    CubeBuffers<bfloat16_t> cb(0, 0, 512, 512, 1024);
+    Mmad(cb.c, cb.a2, cb.b2, MmadParams(16, 16, 16, 0, false, true));
+    if (mBarrier) PipeBarrier<PIPE_M>();
+    Mmad(cb.c, cb.a2, cb.b2, MmadParams(16, 16, 16, 0, false, false));
   });
 }
 
@@ -531,166 +559,64 @@ void NopAndStrideTests() {
   ExpectOk("cube_small_accumulation_after_pipe_m_barrier", [] { BackToBackMmads(true); });
   ExpectOk("cube_mmad_zero_k_is_not_refused", [&] {
     amct_sim::GmScope scope{};
-    amct_sim::LaunchMix("cube_nop", 1, 2, [&] {
-      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TBuf<TPosition::A2> a2;
-        TBuf<TPosition::B2> b2;
-        TBuf<TPosition::CO1> co1;
-        pipe.InitBuffer(a2, 512);
-        pipe.InitBuffer(b2, 512);
-        pipe.InitBuffer(co1, 1024);
-        LocalTensor<float> lc = co1.Get<float>();
-        Mmad(lc, a2.Get<bfloat16_t>(), b2.Get<bfloat16_t>(), MmadParams(16, 16, 0, 0, false, true));
-      }
+    LaunchCube("cube_nop", [] {
+      CubeBuffers<bfloat16_t> cb(0, 0, 512, 512, 1024);
+      Mmad(cb.c, cb.a2, cb.b2, MmadParams(16, 16, 0, 0, false, true));
     });
   });
-  ExpectError("cube_guard_nd2nz_matrix_stride_not_32_bytes", {"dstNzMatrixStride 8 elements", "not emulated"}, [] {
-    std::vector<bfloat16_t> a(4096, bfloat16_t(1.0f));
-    amct_sim::GmScope scope{{a.data(), a.size() * 2, false}};
-    amct_sim::LaunchMix("cube_nd2nz", 1, 2, [&] {
-      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-      if ASCEND_IS_AIC {
-        TPipe pipe;
-        TBuf<TPosition::A1> a1;
-        pipe.InitBuffer(a1, 16384);
-        GlobalTensor<bfloat16_t> ga;
-        ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(a.data()), a.size());
-        DataCopy(a1.Get<bfloat16_t>(), ga, Nd2NzParams(2, 16, 32, 1024, 32, 16, 1, 8));
-      }
-    });
-  });
+  ExpectError("cube_guard_nd2nz_matrix_stride_not_32_bytes", {"dstNzMatrixStride 8 elements", "not emulated"},
+              [] { Nd2NzOnAic(4096, 16384, Nd2NzParams(2, 16, 32, 1024, 32, 16, 1, 8)); });
 }
 
 // ---- ND2NZ's zero padding: K = 40 fills 3 Z columns of 16; an Mmad over k = 48 sees zeros there ----
 void PaddingTest() {
   constexpr int m = 32, n = 32, k = 40, k16 = 48;
   SmallData d;  // uses its first m x k and n x k elements as A [m, 40] and B [n, 40] (row stride 40)
-  auto kernel = [&] {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    if ASCEND_IS_AIC {
-      TPipe pipe;
-      TBuf<TPosition::A1> a1;
-      TBuf<TPosition::B1> b1;
-      TBuf<TPosition::A2> a2;
-      TBuf<TPosition::B2> b2;
-      TBuf<TPosition::CO1> co1;
-      pipe.InitBuffer(a1, m * k16 * 2);
-      pipe.InitBuffer(b1, n * k16 * 2);
-      pipe.InitBuffer(a2, m * k16 * 2);
-      pipe.InitBuffer(b2, n * k16 * 2);
-      pipe.InitBuffer(co1, m * n * 4);
-      GlobalTensor<bfloat16_t> ga, gb;
-      ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.a.data()), m * k);
-      gb.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.b.data()), n * k);
-      LocalTensor<bfloat16_t> la1 = a1.Get<bfloat16_t>(), lb1 = b1.Get<bfloat16_t>();
-      LocalTensor<bfloat16_t> la2 = a2.Get<bfloat16_t>(), lb2 = b2.Get<bfloat16_t>();
-      LocalTensor<float> lc = co1.Get<float>();
-      DataCopy(la1, ga, Nd2NzParams(1, m, k, 0, k, m, 1, 0));
-      DataCopy(lb1, gb, Nd2NzParams(1, n, k, 0, k, n, 1, 0));
-      SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
-      WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
-      LoadData(la2, la1, LoadData2DParamsV2(0, 0, m / 16, k16 / 16, m / 16, m / 16, false, 0));
-      LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, n / 16, k16 / 16, n / 16, n / 16, false, 0));
-      SetFlag<HardEvent::MTE1_M>(EVENT_ID1);
-      WaitFlag<HardEvent::MTE1_M>(EVENT_ID1);
-      Mmad(lc, la2, lb2, MmadParams(m, n, k16, 0, false, true));
-      SetFlag<HardEvent::M_FIX>(EVENT_ID1);
-      WaitFlag<HardEvent::M_FIX>(EVENT_ID1);
-      FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(n, m, m, n);
-      fp.dualDstCtl = 1;
-      LocalTensor<float> ub(TPosition::VECOUT, 0, m / 2 * n);
-      Fixpipe<float, float, kRowMajorUb>(ub, lc, fp);
-      CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
-    }
-    if ASCEND_IS_AIV {
-      QueueAiv(d);
-    }
+  auto aic = [&] {
+    CubeBuffers<bfloat16_t> cb(m * k16 * 2, n * k16 * 2, m * k16 * 2, n * k16 * 2, m * n * 4);
+    CopyToL1(cb, Gm(d.a, m * k), OneNd(m, k, k, m), Gm(d.b, n * k), OneNd(n, k, k, n), EVENT_ID1);
+    LoadToL0(cb, WholeL0(m / 16, k16 / 16), WholeL0(n / 16, k16 / 16), EVENT_ID1);
+    Mmad(cb.c, cb.a2, cb.b2, MmadParams(m, n, k16, 0, false, true));
+    FixpipeToAivs(cb.c, DualFix(m, n), m / 2 * n, EVENT_ID1);
   };
   bool ok = true;
   try {
-    amct_sim::GmScope scope{{d.a.data(), d.a.size() * 2, false}, {d.b.data(), d.b.size() * 2, false},
-                            {d.out.data(), d.out.size() * 4, true}};
-    amct_sim::LaunchMix("cube_pad", 1, 2, kernel);
+    RunCube("cube_pad", d, aic, [&] { UbRowsAiv(d.out, n, Halves(m, n)); });
   } catch (const std::exception& e) {
     ok = false;
     std::printf("  %s\n", e.what());
   }
-  for (int i = 0; ok && i < m; ++i) {
-    for (int j = 0; ok && j < n; ++j) {
-      float acc = 0.0f;
-      for (int kk = 0; kk < k; ++kk) acc = acc + Bf(d.a[i * k + kk]) * Bf(d.b[j * k + kk]);
-      ok = simtest::FloatBits(acc) == simtest::FloatBits(d.out[i * n + j]);
-    }
-  }
-  Check("cube_nd2nz_pads_rows_with_zeros", ok);
+  Check("cube_nd2nz_pads_rows_with_zeros",
+        ok && ProductMatches(d.out, n, 0, m, n, k, Rows(d.a, k), Rows(d.b, k), false));
 }
 
 // ---- write-after-read guards of L0A/L0B (M_MTE1) and L0C (FIX_M), each with its passing twin ----
 // Two K slices through ping-pong L1 buffers (so that MTE2 needs no edge) and one L0A/L0B pair; then,
 // for the L0C case, a second tile's Mmad over the L0C the Fixpipe read.
 void WarKernel(SmallData& d, bool mMte1, bool fixM) {
-  TPipe pipe;
-  TBuf<TPosition::A1> a1[2];
-  TBuf<TPosition::B1> b1[2];
-  TBuf<TPosition::A2> a2;
-  TBuf<TPosition::B2> b2;
-  TBuf<TPosition::CO1> co1;
-  for (int i = 0; i < 2; ++i) {
-    pipe.InitBuffer(a1[i], kQm * kQbaseK * 2);
-    pipe.InitBuffer(b1[i], kQn * kQbaseK * 2);
-  }
-  pipe.InitBuffer(a2, kQm * kQbaseK * 2);
-  pipe.InitBuffer(b2, kQn * kQbaseK * 2);
-  pipe.InitBuffer(co1, kQm * kQn * 4);
-  GlobalTensor<bfloat16_t> ga, gb;
-  ga.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.a.data()), d.a.size());
-  gb.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t*>(d.b.data()), d.b.size());
-  LocalTensor<bfloat16_t> la2 = a2.Get<bfloat16_t>(), lb2 = b2.Get<bfloat16_t>();
-  LocalTensor<float> lc = co1.Get<float>();
+  CubeBuffers<bfloat16_t> cb(kQm * kQbaseK * 2, kQn * kQbaseK * 2, kQm * kQbaseK * 2, kQn * kQbaseK * 2, kQm * kQn * 4,
+                             true);
+  GlobalTensor<bfloat16_t> ga = Gm(d.a), gb = Gm(d.b);
   for (int kc = 0; kc < 2; ++kc) {
-    LocalTensor<bfloat16_t> la1 = a1[kc].Get<bfloat16_t>(), lb1 = b1[kc].Get<bfloat16_t>();
-    DataCopy(la1, ga[kc * kQbaseK], Nd2NzParams(1, kQm, kQbaseK, 0, kQk, kQm, 1, 0));
-    DataCopy(lb1, gb[kc * kQbaseK], Nd2NzParams(1, kQn, kQbaseK, 0, kQk, kQn, 1, 0));
-    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
-    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
-    LoadData(la2, la1, LoadData2DParamsV2(0, 0, kQm / 16, kQbaseK / 16, kQm / 16, kQm / 16, false, 0));
-    LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, kQn / 16, kQbaseK / 16, kQn / 16, kQn / 16, false, 0));
-    SetFlag<HardEvent::MTE1_M>(EVENT_ID2);
-    WaitFlag<HardEvent::MTE1_M>(EVENT_ID2);
-    Mmad(lc, la2, lb2, MmadParams(kQm, kQn, kQbaseK, 0, false, kc == 0));
+    cb.UseL1(kc);
+    CopyToL1(cb, ga[kc * kQbaseK], OneNd(kQm, kQbaseK, kQk, kQm), gb[kc * kQbaseK], OneNd(kQn, kQbaseK, kQk, kQn),
+             EVENT_ID2);
+    LoadToL0(cb, WholeL0(kQm / 16, kQbaseK / 16), WholeL0(kQn / 16, kQbaseK / 16), EVENT_ID2);
+    Mmad(cb.c, cb.a2, cb.b2, MmadParams(kQm, kQn, kQbaseK, 0, false, kc == 0));
     if (mMte1) {  // the next slice's LoadData overwrites what this Mmad read
-      SetFlag<HardEvent::M_MTE1>(EVENT_ID2);
-      WaitFlag<HardEvent::M_MTE1>(EVENT_ID2);
+      SetWait<HardEvent::M_MTE1>(EVENT_ID2);
     }
   }
-  SetFlag<HardEvent::M_FIX>(EVENT_ID2);
-  WaitFlag<HardEvent::M_FIX>(EVENT_ID2);
-  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(kQn, kQm, kQm, kQn);
-  fp.dualDstCtl = 1;
-  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, kQm / 2 * kQn), lc, fp);
-  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+  FixpipeToAivs(cb.c, DualFix(kQm, kQn), kQm / 2 * kQn, EVENT_ID2);
   if (fixM) {  // the next tile's Mmad overwrites what the Fixpipe read
-    SetFlag<HardEvent::FIX_M>(EVENT_ID2);
-    WaitFlag<HardEvent::FIX_M>(EVENT_ID2);
+    SetWait<HardEvent::FIX_M>(EVENT_ID2);
   }
-  Mmad(lc, la2, lb2, MmadParams(kQm, kQn, kQbaseK, 0, false, true));
+  Mmad(cb.c, cb.a2, cb.b2, MmadParams(kQm, kQn, kQbaseK, 0, false, true));
 }
 
 void WarTests() {
   auto run = [](SmallData& d, bool mMte1, bool fixM) {
-    amct_sim::GmScope scope{{d.a.data(), d.a.size() * 2, false}, {d.b.data(), d.b.size() * 2, false},
-                            {d.out.data(), d.out.size() * 4, true}};
-    amct_sim::LaunchMix("cube_war", 1, 2, [&] {
-      KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-      if ASCEND_IS_AIC {
-        WarKernel(d, mMte1, fixM);
-      }
-      if ASCEND_IS_AIV {
-        QueueAiv(d);
-      }
-    });
+    RunCube("cube_war", d, [&] { WarKernel(d, mMte1, fixM); }, [&] { UbRowsAiv(d.out, kQn, Halves(kQm, kQn)); });
   };
   {
     SmallData d;
@@ -707,11 +633,13 @@ void WarTests() {
 // ---- sub-blocks, tails and strides -----------------------------------------------------------------
 // Each program below moves T (bf16 or half) data GM -> L1 -> L0A/L0B -> Mmad -> Fixpipe -> the AIVs' UB ->
 // GM, and the result is compared bit-exactly against the plain product of the sub-blocks the parameters
-// select, per the docs' meaning of each field (computed here from GM, never from the sim's layouts), fp32
-// in K order. A third of the rows are small integers (their dot products are exact in any order).
-template <class T>
-float F(T v) {
-  return static_cast<float>(v);
+// select, per the docs' meaning of each field (ProductMatches, with row accessors that follow those
+// meanings). A third of the rows are small integers (their dot products are exact in any order).
+// The checks p_runs (run() raises nothing) and p_bitexact_vs_bruteforce (d.Matches() after it).
+template <class D, class R>
+void RunsAndMatches(const std::string& p, D& d, R run) {
+  ExpectOk(p + "_runs", run);
+  Check(p + "_bitexact_vs_bruteforce", d.Matches());
 }
 
 template <class T>
@@ -722,72 +650,6 @@ std::vector<T> TestMatrix(int rows, int cols, unsigned seed) {  // row-major; ro
   std::vector<T> m;
   for (int i = 0; i < rows * cols; ++i) m.push_back(T((i / cols) % 3 == 0 ? float(small(g)) : u(g)));
   return m;
-}
-
-// acc = fp32(acc + a(kk) * b(kk)) for kk = 0..k-1 from +0.
-template <class FA, class FB>
-float DotInKOrder(FA a, FB b, int k) {
-  float acc = 0.0f;
-  for (int kk = 0; kk < k; ++kk) acc = acc + a(kk) * b(kk);
-  return acc;
-}
-// When both rows are integer-valued, their double sum (fp32 must then be exact, whatever the order).
-template <class FA, class FB>
-bool ExactIfIntegers(FA a, FB b, int k, double* e) {
-  double s = 0;
-  for (int kk = 0; kk < k; ++kk) {
-    if (a(kk) != std::trunc(a(kk)) || b(kk) != std::trunc(b(kk))) return false;
-    s += double(a(kk)) * double(b(kk));
-  }
-  *e = s;
-  return true;
-}
-
-// out [rows, ldo] (what the AIVs copied; -7 where nothing arrived) against want(i, j) on rows [r0, r1),
-// columns [0, cols); exactAt(i, j, &e) true marks the integer-row pairs, whose value must be the double sum e
-// too (and there must be some).
-template <class W, class E>
-bool OutMatches(const std::vector<float>& out, int ldo, int r0, int r1, int cols, W want, E exactAt) {
-  int exactPairs = 0;
-  for (int i = r0; i < r1; ++i) {
-    for (int j = 0; j < cols; ++j) {
-      const float w = want(i, j), got = out[static_cast<size_t>(i) * ldo + j];
-      double e = 0;
-      const bool isExact = exactAt(i, j, &e);
-      exactPairs += isExact;
-      if (simtest::FloatBits(w) != simtest::FloatBits(got) || (isExact && double(got) != e)) {
-        std::printf("  mismatch at (%d, %d): sim %.9g, brute force %.9g (exact %.9g)\n", i, j, got, w, e);
-        return false;
-      }
-    }
-  }
-  if (exactPairs == 0) std::printf("  no integer-row pairs among the compared values\n");
-  return exactPairs > 0;
-}
-
-// What the AIVs receive from one Fixpipe: AIV s gets rows[s] ND rows of nSize floats at a pitch of dstStride
-// elements at UB offset 0, L0C rows row0[s]..; it copies row i to out[(row0[s] + i) * ldo] (row by row, so
-// that the UB gaps between the rows, which nothing wrote, are not read).
-struct UbRows {
-  int rows[2];
-  int row0[2];
-  int nSize;
-  int dstStride;
-};
-
-void UbRowsAiv(std::vector<float>& out, int ldo, const UbRows& u) {
-  const int sub = static_cast<int>(GetSubBlockIdx());
-  TPipe pipe;
-  TQue<TPosition::VECOUT, 1> q;
-  pipe.InitBuffer(q, 1, std::max(u.rows[sub], 1) * u.dstStride * sizeof(float));
-  GlobalTensor<float> gout;
-  gout.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out.data()), out.size());
-  LocalTensor<float> y = q.AllocTensor<float>();
-  CrossCoreWaitFlag(kFlag);
-  q.EnQue(y);
-  y = q.DeQue<float>();
-  for (int i = 0; i < u.rows[sub]; ++i) DataCopy(gout[(u.row0[sub] + i) * ldo], y[i * u.dstStride], u.nSize);
-  q.FreeTensor(y);
 }
 
 // ---- 1. LoadData2DParamsV2 start positions and strides: sub-blocks of larger L1 matrices ----
@@ -809,81 +671,40 @@ template <class T>
 struct SbData {
   std::vector<T> a = TestMatrix<T>(kSbRowsA, kSbLd, 31), b = TestMatrix<T>(kSbRowsB, kSbLd, 32);
   std::vector<float> out = std::vector<float>(kSbM * kSbN, -7.0f);
-  float A(int i, int kk) const { return F(a[SbARow(i) * kSbLd + kSbK0 + kk]); }
-  float B(int j, int kk) const { return F(b[SbBRow(j) * kSbLd + kSbK0 + kk]); }
   bool Matches() const {
-    auto want = [&](int i, int j) {
-      return DotInKOrder([&](int kk) { return A(i, kk); }, [&](int kk) { return B(j, kk); }, kSbKSel);
-    };
-    auto exact = [&](int i, int j, double* e) {
-      return ExactIfIntegers([&](int kk) { return A(i, kk); }, [&](int kk) { return B(j, kk); }, kSbKSel, e);
-    };
-    return OutMatches(out, kSbN, 0, kSbM, kSbN, want, exact);
+    auto at = [](int (*row)(int)) { return [row](int i) { return static_cast<size_t>(row(i)) * kSbLd + kSbK0; }; };
+    return ProductMatches(out, kSbN, 0, kSbM, kSbN, kSbKSel, Rows(a, at(SbARow)), Rows(b, at(SbBRow)), true);
   }
 };
 
 template <class T>
 void SbAic(SbData<T>& d, SbBad bad) {
-  TPipe pipe;
-  TBuf<TPosition::A1> a1;
-  TBuf<TPosition::B1> b1;
-  TBuf<TPosition::A2> a2;
-  TBuf<TPosition::B2> b2;
-  TBuf<TPosition::CO1> co1;
-  pipe.InitBuffer(a1, kSbRowsA * kSbK * sizeof(T));
-  pipe.InitBuffer(b1, kSbRowsB * kSbK * sizeof(T));
-  pipe.InitBuffer(a2, kSbM * kSbKSel * sizeof(T));
-  pipe.InitBuffer(b2, kSbN * kSbKSel * sizeof(T));
-  pipe.InitBuffer(co1, kSbM * kSbN * sizeof(float));
-  GlobalTensor<T> ga, gb;
-  ga.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.a.data()), d.a.size());
-  gb.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.b.data()), d.b.size());
-  LocalTensor<T> la1 = a1.Get<T>(), lb1 = b1.Get<T>(), la2 = a2.Get<T>(), lb2 = b2.Get<T>();
-  LocalTensor<float> lc = co1.Get<float>();
-  DataCopy(la1, ga, Nd2NzParams(1, kSbRowsA, kSbK, 0, kSbLd, kSbRowsA, 1, 0));
-  DataCopy(lb1, gb, Nd2NzParams(1, kSbRowsB, kSbK, 0, kSbLd, kSbRowsB, 1, 0));
-  SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
-  WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+  CubeBuffers<T> cb(kSbRowsA * kSbK * sizeof(T), kSbRowsB * kSbK * sizeof(T), kSbM * kSbKSel * sizeof(T),
+                    kSbN * kSbKSel * sizeof(T), kSbM * kSbN * sizeof(float));
+  CopyToL1(cb, Gm(d.a), OneNd(kSbRowsA, kSbK, kSbLd, kSbRowsA), Gm(d.b), OneNd(kSbRowsB, kSbK, kSbLd, kSbRowsB),
+           EVENT_ID0);
   // The negative twins: K fractals 5, 6 of A (it has 6: the read leaves the L1 tensor), or a dstStride of 5
   // whose last fractal lies past the end of L0A's view.
   const uint32_t kStart2 = bad == SbBad::kKStartBeyondSrc ? 5 : 2;
   const uint16_t dstStride2 = bad == SbBad::kDstStrideBeyondL0a ? 5 : kSbM / 16;
-  LoadData(la2, la1, LoadData2DParamsV2(2, 2, 2, 3, kSbRowsA / 16, kSbM / 16, false, 0));
-  LoadData(la2[2 * 256], la1, LoadData2DParamsV2(1, kStart2, 2, 3, kSbRowsA / 16, dstStride2, false, 0));
-  LoadData(lb2, lb1, LoadData2DParamsV2(2, 2, 1, 3, kSbRowsB / 16, kSbN / 16, false, 0));
-  LoadData(lb2[256], lb1, LoadData2DParamsV2(0, 2, 1, 3, kSbRowsB / 16, kSbN / 16, false, 0));
-  SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
-  WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
-  Mmad(lc, la2, lb2, MmadParams(kSbM, kSbN, kSbKSel, 0, false, true));
-  SetFlag<HardEvent::M_FIX>(EVENT_ID0);
-  WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
-  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(kSbN, kSbM, kSbM, kSbN);
-  fp.dualDstCtl = 1;
-  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, kSbM / 2 * kSbN), lc, fp);
-  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+  LoadData(cb.a2, cb.a1, LoadData2DParamsV2(2, 2, 2, 3, kSbRowsA / 16, kSbM / 16, false, 0));
+  LoadData(cb.a2[2 * 256], cb.a1, LoadData2DParamsV2(1, kStart2, 2, 3, kSbRowsA / 16, dstStride2, false, 0));
+  LoadData(cb.b2, cb.b1, LoadData2DParamsV2(2, 2, 1, 3, kSbRowsB / 16, kSbN / 16, false, 0));
+  LoadData(cb.b2[256], cb.b1, LoadData2DParamsV2(0, 2, 1, 3, kSbRowsB / 16, kSbN / 16, false, 0));
+  SetWait<HardEvent::MTE1_M>(EVENT_ID0);
+  Mmad(cb.c, cb.a2, cb.b2, MmadParams(kSbM, kSbN, kSbKSel, 0, false, true));
+  FixpipeToAivs(cb.c, DualFix(kSbM, kSbN), kSbM / 2 * kSbN, EVENT_ID0);
 }
 
 template <class T>
 void RunSb(SbData<T>& d, SbBad bad) {
-  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(T), false}, {d.b.data(), d.b.size() * sizeof(T), false},
-                          {d.out.data(), d.out.size() * 4, true}};
-  amct_sim::LaunchMix("cube_sub_blocks", 1, 2, [&] {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    if ASCEND_IS_AIC {
-      SbAic(d, bad);
-    }
-    if ASCEND_IS_AIV {
-      UbRowsAiv(d.out, kSbN, UbRows{{kSbM / 2, kSbM / 2}, {0, kSbM / 2}, kSbN, kSbN});
-    }
-  });
+  RunCube("cube_sub_blocks", d, [&] { SbAic(d, bad); }, [&] { UbRowsAiv(d.out, kSbN, Halves(kSbM, kSbN)); });
 }
 
 template <class T>
 void SubBlockTests(const char* type) {
-  const std::string p = std::string("cube_load_data_sub_blocks_") + type;
   SbData<T> d;
-  ExpectOk(p + "_runs", [&] { RunSb(d, SbBad::kNone); });
-  Check(p + "_bitexact_vs_bruteforce", d.Matches());
+  RunsAndMatches(std::string("cube_load_data_sub_blocks_") + type, d, [&] { RunSb(d, SbBad::kNone); });
 }
 
 // ---- 2. Mmad and Fixpipe with m and n tails, Fixpipe srcStride != mSize, dstStride != nSize ----
@@ -912,11 +733,8 @@ struct TailData {
   explicit TailData(const TailCase& tc)
       : c(tc), a(TestMatrix<T>(tc.m, tc.lda, 41)), b(TestMatrix<T>(tc.n, tc.ldb, 42)), out(tc.m * tc.nSize, -7.0f) {}
   bool Matches() const {
-    auto av = [&](int i) { return [this, i](int kk) { return F(a[i * c.lda + kk]); }; };
-    auto bv = [&](int j) { return [this, j](int kk) { return F(b[j * c.ldb + kk]); }; };
-    auto want = [&](int i, int j) { return DotInKOrder(av(i), bv(j), c.k); };
-    auto exact = [&](int i, int j, double* e) { return ExactIfIntegers(av(i), bv(j), c.k, e); };
-    return OutMatches(out, c.nSize, c.fixRow0, c.fixRow0 + c.mSize, std::min(c.n, c.nSize), want, exact);
+    return ProductMatches(out, c.nSize, c.fixRow0, c.fixRow0 + c.mSize, std::min(c.n, c.nSize), c.k, Rows(a, c.lda),
+                          Rows(b, c.ldb), true);
   }
 };
 
@@ -924,44 +742,19 @@ template <class T>
 void TailAic(TailData<T>& d, TailBad bad) {
   const TailCase& c = d.c;
   const int mFrac = (c.m + 15) / 16, nFrac = (c.n + 15) / 16, kFrac = (c.k + 15) / 16;
-  TPipe pipe;
-  TBuf<TPosition::A1> a1;
-  TBuf<TPosition::B1> b1;
-  TBuf<TPosition::A2> a2;
-  TBuf<TPosition::B2> b2;
-  TBuf<TPosition::CO1> co1;
-  pipe.InitBuffer(a1, mFrac * kFrac * 512);
-  pipe.InitBuffer(b1, nFrac * kFrac * 512);
-  pipe.InitBuffer(a2, mFrac * kFrac * 512);
-  pipe.InitBuffer(b2, nFrac * kFrac * 512);
-  pipe.InitBuffer(co1, mFrac * nFrac * 1024);
-  GlobalTensor<T> ga, gb;
-  ga.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.a.data()), d.a.size());
-  gb.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.b.data()), d.b.size());
-  LocalTensor<T> la1 = a1.Get<T>(), lb1 = b1.Get<T>(), la2 = a2.Get<T>(), lb2 = b2.Get<T>();
-  LocalTensor<float> lc = co1.Get<float>();
-  DataCopy(la1, ga, Nd2NzParams(1, c.m, c.k, 0, c.lda, mFrac * 16, 1, 0));
-  DataCopy(lb1, gb, Nd2NzParams(1, c.n, c.k, 0, c.ldb, nFrac * 16, 1, 0));
-  SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
-  WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID1);
-  LoadData(la2, la1, LoadData2DParamsV2(0, 0, mFrac, kFrac, mFrac, mFrac, false, 0));
-  LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, nFrac, kFrac, nFrac, nFrac, false, 0));
-  SetFlag<HardEvent::MTE1_M>(EVENT_ID1);
-  WaitFlag<HardEvent::MTE1_M>(EVENT_ID1);
+  CubeBuffers<T> cb(mFrac * kFrac * 512, nFrac * kFrac * 512, mFrac * kFrac * 512, nFrac * kFrac * 512,
+                    mFrac * nFrac * 1024);
+  CopyToL1(cb, Gm(d.a), OneNd(c.m, c.k, c.lda, mFrac * 16), Gm(d.b), OneNd(c.n, c.k, c.ldb, nFrac * 16), EVENT_ID1);
+  LoadToL0(cb, WholeL0(mFrac, kFrac), WholeL0(nFrac, kFrac), EVENT_ID1);
   MmadParams mp(c.m, c.n, c.k, 0, false, true);
   mp.disableGemv = c.m == 1 && bad != TailBad::kGemv;  // m = 1: the plain Nz product, not GEMV (Mmad.md)
-  Mmad(lc, la2, lb2, mp);
-  SetFlag<HardEvent::M_FIX>(EVENT_ID1);
-  WaitFlag<HardEvent::M_FIX>(EVENT_ID1);
+  Mmad(cb.c, cb.a2, cb.b2, mp);
   FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(c.nSize, c.mSize, c.srcStride, c.dstStride);
   if (bad == TailBad::kSrcStrideBelowM16) fp.srcStride = c.mSize;
   if (bad == TailBad::kDstStrideBelowN) fp.dstStride = c.nSize - 8;
   fp.dualDstCtl = c.dual ? 1 : 0;
   fp.subBlockId = c.sub == 1;
-  const int rows = c.dual ? c.mSize / 2 : c.mSize;
-  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, rows * c.dstStride), lc[c.fixRow0 * 16],
-                                     fp);
-  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+  FixpipeToAivs(cb.c[c.fixRow0 * 16], fp, (c.dual ? c.mSize / 2 : c.mSize) * c.dstStride, EVENT_ID1);
 }
 
 template <class T>
@@ -974,19 +767,8 @@ void RunTail(TailData<T>& d, TailBad bad) {
   } else {
     u.rows[c.sub] = c.mSize;
   }
-  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(T), false}, {d.b.data(), d.b.size() * sizeof(T), false},
-                          {d.out.data(), d.out.size() * 4, true}};
-  amct_sim::LaunchMix("cube_tails", 1, 2, [&] {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    if ASCEND_IS_AIC {
-      TailAic(d, bad);
-    }
-    if ASCEND_IS_AIV {
-      UbRowsAiv(d.out, c.nSize, u);
-    }
-  });
+  RunCube("cube_tails", d, [&] { TailAic(d, bad); }, [&] { UbRowsAiv(d.out, c.nSize, u); });
 }
-
 // name, m, n, k, lda, ldb, fixRow0, mSize, nSize, srcStride, dstStride, dual, sub
 constexpr TailCase kTails[] = {
     // m = 37 (mFrac 3), n = 40 (nFrac 3), k = 40 (padded to 48 in L1): all 37 rows to AIV 1, 48 columns at a
@@ -1004,10 +786,8 @@ constexpr TailCase kTails[] = {
 template <class T>
 void TailTests(const char* type) {
   for (const TailCase& c : kTails) {
-    const std::string p = std::string("cube_tail_") + c.name + "_" + type;
     TailData<T> d(c);
-    ExpectOk(p + "_runs", [&] { RunTail(d, TailBad::kNone); });
-    Check(p + "_bitexact_vs_bruteforce", d.Matches());
+    RunsAndMatches(std::string("cube_tail_") + c.name + "_" + type, d, [&] { RunTail(d, TailBad::kNone); });
   }
 }
 
@@ -1036,79 +816,38 @@ struct NdData {
   std::vector<T> b = TestMatrix<T>(3 * kNdStrideB / kNdLdb + 1, kNdLdb, 52);
   std::vector<float> out = std::vector<float>(kNdM * 32, -7.0f);
   // Row i of the product's A: ND matrix i % 2, row i / 2; column j of its B^T: ND matrix j / 8, row j % 8.
-  size_t AAt(int i) const { return static_cast<size_t>(i % 2) * kNdStrideA + static_cast<size_t>(i / 2) * kNdLda; }
-  size_t BAt(int j) const {
+  static size_t AAt(int i) { return static_cast<size_t>(i % 2) * kNdStrideA + static_cast<size_t>(i / 2) * kNdLda; }
+  static size_t BAt(int j) {
     return static_cast<size_t>(j / kNdRowsB) * kNdStrideB + static_cast<size_t>(j % kNdRowsB) * kNdLdb;
   }
-  bool Matches() const {
-    auto av = [&](int i) { return [this, i](int kk) { return F(a[AAt(i) + kk]); }; };
-    auto bv = [&](int j) { return [this, j](int kk) { return F(b[BAt(j) + kk]); }; };
-    auto want = [&](int i, int j) { return DotInKOrder(av(i), bv(j), kNdK); };
-    auto exact = [&](int i, int j, double* e) { return ExactIfIntegers(av(i), bv(j), kNdK, e); };
-    return OutMatches(out, 32, 0, kNdM, kNdN, want, exact);
-  }
+  bool Matches() const { return ProductMatches(out, 32, 0, kNdM, kNdN, kNdK, Rows(a, AAt), Rows(b, BAt), true); }
 };
 
 template <class T>
 void NdAic(NdData<T>& d, NdBad bad) {
-  TPipe pipe;
-  TBuf<TPosition::A1> a1;
-  TBuf<TPosition::B1> b1;
-  TBuf<TPosition::A2> a2;
-  TBuf<TPosition::B2> b2;
-  TBuf<TPosition::CO1> co1;
-  pipe.InitBuffer(a1, kNdM * kNdK16 * sizeof(T));
-  pipe.InitBuffer(b1, kNdC0B * kNdK16 * sizeof(T));
-  pipe.InitBuffer(a2, kNdM * kNdK16 * sizeof(T));
-  pipe.InitBuffer(b2, 32 * kNdK16 * sizeof(T));
-  pipe.InitBuffer(co1, kNdM * 32 * sizeof(float));
-  GlobalTensor<T> ga, gb;
-  ga.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.a.data()), d.a.size());
-  gb.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(d.b.data()), d.b.size());
-  LocalTensor<T> la1 = a1.Get<T>(), lb1 = b1.Get<T>(), la2 = a2.Get<T>(), lb2 = b2.Get<T>();
-  LocalTensor<float> lc = co1.Get<float>();
+  CubeBuffers<T> cb(kNdM * kNdK16 * sizeof(T), kNdC0B * kNdK16 * sizeof(T), kNdM * kNdK16 * sizeof(T),
+                    32 * kNdK16 * sizeof(T), kNdM * 32 * sizeof(float));
   // The negative twins: A's second NZ matrix one 32-B row further (its last row leaves the L1 tensor), or
   // B's third ND matrix read past the end of the GlobalTensor.
   const uint32_t dstMatrixA = bad == NdBad::kMatrixBeyondL1 ? 32 : 16;
   const uint64_t srcMatrixB = bad == NdBad::kSrcMatrixBeyondGm ? d.b.size() / 2 : kNdStrideB;
-  DataCopy(la1, ga, Nd2NzParams(2, kNdRowsA, kNdK, kNdStrideA, kNdLda, kNdM, 2, dstMatrixA));
-  DataCopy(lb1, gb, Nd2NzParams(kNdNumB, kNdRowsB, kNdK, srcMatrixB, kNdLdb, kNdC0B, 1, kNdRowsB * 16));
-  SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
-  WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID2);
-  LoadData(la2, la1, LoadData2DParamsV2(0, 0, kNdM / 16, kNdK16 / 16, kNdM / 16, kNdM / 16, false, 0));
-  LoadData(lb2, lb1, LoadData2DParamsV2(0, 0, 2, kNdK16 / 16, kNdC0B / 16, 2, false, 0));
-  SetFlag<HardEvent::MTE1_M>(EVENT_ID2);
-  WaitFlag<HardEvent::MTE1_M>(EVENT_ID2);
-  Mmad(lc, la2, lb2, MmadParams(kNdM, kNdN, kNdK16, 0, false, true));
-  SetFlag<HardEvent::M_FIX>(EVENT_ID2);
-  WaitFlag<HardEvent::M_FIX>(EVENT_ID2);
-  FixpipeParamsArch3510<CO2Layout::ROW_MAJOR> fp(32, kNdM, kNdM, 32);
-  fp.dualDstCtl = 1;
-  Fixpipe<float, float, kRowMajorUb>(LocalTensor<float>(TPosition::VECOUT, 0, kNdM / 2 * 32), lc, fp);
-  CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+  CopyToL1(cb, Gm(d.a), Nd2NzParams(2, kNdRowsA, kNdK, kNdStrideA, kNdLda, kNdM, 2, dstMatrixA), Gm(d.b),
+           Nd2NzParams(kNdNumB, kNdRowsB, kNdK, srcMatrixB, kNdLdb, kNdC0B, 1, kNdRowsB * 16), EVENT_ID2);
+  LoadToL0(cb, WholeL0(kNdM / 16, kNdK16 / 16), LoadData2DParamsV2(0, 0, 2, kNdK16 / 16, kNdC0B / 16, 2, false, 0),
+           EVENT_ID2);
+  Mmad(cb.c, cb.a2, cb.b2, MmadParams(kNdM, kNdN, kNdK16, 0, false, true));
+  FixpipeToAivs(cb.c, DualFix(kNdM, 32), kNdM / 2 * 32, EVENT_ID2);
 }
 
 template <class T>
 void RunNd(NdData<T>& d, NdBad bad) {
-  amct_sim::GmScope scope{{d.a.data(), d.a.size() * sizeof(T), false}, {d.b.data(), d.b.size() * sizeof(T), false},
-                          {d.out.data(), d.out.size() * 4, true}};
-  amct_sim::LaunchMix("cube_nd2nz_matrices", 1, 2, [&] {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    if ASCEND_IS_AIC {
-      NdAic(d, bad);
-    }
-    if ASCEND_IS_AIV {
-      UbRowsAiv(d.out, 32, UbRows{{kNdM / 2, kNdM / 2}, {0, kNdM / 2}, 32, 32});
-    }
-  });
+  RunCube("cube_nd2nz_matrices", d, [&] { NdAic(d, bad); }, [&] { UbRowsAiv(d.out, 32, Halves(kNdM, 32)); });
 }
 
 template <class T>
 void Nd2NzMatrixTests(const char* type) {
-  const std::string p = std::string("cube_nd2nz_nd_num_strides_") + type;
   NdData<T> d;
-  ExpectOk(p + "_runs", [&] { RunNd(d, NdBad::kNone); });
-  Check(p + "_bitexact_vs_bruteforce", d.Matches());
+  RunsAndMatches(std::string("cube_nd2nz_nd_num_strides_") + type, d, [&] { RunNd(d, NdBad::kNone); });
 }
 
 void SubBlockTailStrideTests() {
