@@ -108,6 +108,12 @@ constexpr FixpipeConfig kScoresToUb = {CO2Layout::ROW_MAJOR, true};
 
 __aicore__ inline uint32_t RoundUpTo(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
 __aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+// ND2NZ of one matrix: `rows` rows of `d` elements from GM rows kDim apart into L1 Z columns of
+// `c0Stride` rows (the L1 matrix's row count rounded up to 16), rows consecutive within a column.
+__aicore__ inline Nd2NzParams OneMatrixNd2Nz(uint32_t rows, uint32_t d, uint32_t c0Stride) {
+  return Nd2NzParams(1, static_cast<uint16_t>(rows), d, 0, kDim, static_cast<uint16_t>(c0Stride), 1, 0);
+}
 __aicore__ inline int64_t BlocksOf(int64_t tokens) { return tokens <= 0 ? 0 : (tokens + 127) / 128; }
 
 // Set bits of x.
@@ -798,16 +804,7 @@ class StemIndexer {
       const uint32_t rows = step == 1 ? n : 1u;
       GlobalTensor<bfloat16_t> q;
       q.SetGlobalBuffer(qBase_ + g[i].outRow * kDim, static_cast<uint64_t>(rows) * kDim);
-      Nd2NzParams p;
-      p.ndNum = 1;
-      p.nValue = static_cast<uint16_t>(rows);
-      p.dValue = kDim;
-      p.srcNdMatrixStride = 0;
-      p.srcDValue = kDim;
-      p.dstNzC0Stride = static_cast<uint16_t>(m16);
-      p.dstNzNStride = 1;
-      p.dstNzMatrixStride = 0;
-      DataCopy(a[(at + i) * 16], q, p);
+      DataCopy(a[(at + i) * 16], q, OneMatrixNd2Nz(rows, kDim, m16));
     }
   }
 
@@ -826,16 +823,7 @@ class StemIndexer {
       ++bSlices_;
       if (bBusy_[bb]) WaitFlag<HardEvent::MTE1_MTE2>(bb);  // its previous loads have read the slice
       const LocalTensor<bfloat16_t> bl1 = bL1_[bb].Get<bfloat16_t>();
-      Nd2NzParams p;
-      p.ndNum = 1;
-      p.nValue = static_cast<uint16_t>(cols);
-      p.dValue = kKSlice;
-      p.srcNdMatrixStride = 0;
-      p.srcDValue = kDim;
-      p.dstNzC0Stride = static_cast<uint16_t>(n16);
-      p.dstNzNStride = 1;
-      p.dstNzMatrixStride = 0;
-      DataCopy(bl1, k[d0], p);
+      DataCopy(bl1, k[d0], OneMatrixNd2Nz(cols, kKSlice, n16));
       SetFlag<HardEvent::MTE2_MTE1>(bb);
       WaitFlag<HardEvent::MTE2_MTE1>(bb);
       for (uint32_t k0 = 0; k0 < kKSlice; k0 += kL0K) {
