@@ -324,7 +324,21 @@ struct CubeOpnd {
   uint8_t* ptr;
 };
 
-template <class T>
+// A cube operand that needs more bytes than its tensor's view holds; `why`, when given, names the
+// fields that place its end.
+[[noreturn]] inline void FailCubeBounds(const char* api, const char* role, int mem, uint64_t bytes, uint64_t view,
+                                        const std::string& why = "") {
+  Fail(api, Fmt("bounds: %s needs %llu bytes of %s but its view holds %llu%s%s", role,
+                static_cast<unsigned long long>(bytes), CubeMemName(mem), static_cast<unsigned long long>(view),
+                why.empty() ? "" : ": ", why.c_str()));
+}
+
+template <typename T>
+inline uint64_t CubeViewBytes(const AscendC::LocalTensor<T>& t) {
+  return static_cast<uint64_t>(TensorAccess::Size(t)) * sizeof(T);
+}
+
+template <typename T>
 inline CubeOpnd CheckCubeOpnd(BlockCtx* c, const char* api, const char* role, const AscendC::LocalTensor<T>& t,
                               std::initializer_list<AscendC::TPosition> allowed, uint32_t align, uint64_t bytes) {
   const AscendC::TPosition pos = static_cast<AscendC::TPosition>(TensorAccess::Pos(t));
@@ -348,11 +362,7 @@ inline CubeOpnd CheckCubeOpnd(BlockCtx* c, const char* api, const char* role, co
   if (off % align != 0) {
     Fail(api, Fmt("alignment: %s starts at %s byte %u, not a multiple of %u bytes", role, CubeMemName(mem), off, align));
   }
-  const uint64_t view = static_cast<uint64_t>(TensorAccess::Size(t)) * sizeof(T);
-  if (bytes > view) {
-    Fail(api, Fmt("bounds: %s needs %llu bytes of %s but its view holds %llu", role,
-                  static_cast<unsigned long long>(bytes), CubeMemName(mem), static_cast<unsigned long long>(view)));
-  }
+  if (bytes > CubeViewBytes(t)) FailCubeBounds(api, role, mem, bytes, CubeViewBytes(t));
   return CubeOpnd{mem, off, p};
 }
 
@@ -493,21 +503,16 @@ inline void LoadData2dV2Impl(const AscendC::LocalTensor<T>& dst, const AscendC::
   // mStartPosition) * 512 B; the docs give no range for the start positions, the tensors bound them).
   const CubeOpnd s = CheckCubeOpnd(c, kApi, "src", src, {AscendC::TPosition::A1, AscendC::TPosition::B1}, 32, 0);
   const CubeOpnd d = CheckCubeOpnd(c, kApi, "dst", dst, {AscendC::TPosition::A2, AscendC::TPosition::B2}, 512, 0);
-  const uint64_t srcView = static_cast<uint64_t>(TensorAccess::Size(src)) * sizeof(T);
-  const uint64_t dstView = static_cast<uint64_t>(TensorAccess::Size(dst)) * sizeof(T);
-  if ((srcLast + 1) * kFrac > srcView) {
-    Fail(kApi, Fmt("bounds: src needs %llu bytes of %s but its view holds %llu: its last fractal, (kStartPosition %u + "
-                   "kStep %u - 1) * srcStride %d + mStartPosition %u + mStep %u - 1 = %llu, leaves the src tensor",
-                   static_cast<unsigned long long>((srcLast + 1) * kFrac), CubeMemName(s.mem),
-                   static_cast<unsigned long long>(srcView), p.kStartPosition, p.kStep, p.srcStride, p.mStartPosition,
-                   p.mStep, static_cast<unsigned long long>(srcLast)));
+  if ((srcLast + 1) * kFrac > CubeViewBytes(src)) {
+    FailCubeBounds(kApi, "src", s.mem, (srcLast + 1) * kFrac, CubeViewBytes(src),
+                   Fmt("its last fractal, (kStartPosition %u + kStep %u - 1) * srcStride %d + mStartPosition %u + "
+                       "mStep %u - 1 = %llu, leaves the src tensor", p.kStartPosition, p.kStep, p.srcStride,
+                       p.mStartPosition, p.mStep, static_cast<unsigned long long>(srcLast)));
   }
-  if ((dstLast + 1) * kFrac > dstView) {
-    Fail(kApi, Fmt("bounds: dst needs %llu bytes of %s but its view holds %llu: its last fractal, (kStep %u - 1) * "
-                   "dstStride %u + mStep %u - 1 = %llu, leaves the dst tensor",
-                   static_cast<unsigned long long>((dstLast + 1) * kFrac), CubeMemName(d.mem),
-                   static_cast<unsigned long long>(dstView), p.kStep, p.dstStride, p.mStep,
-                   static_cast<unsigned long long>(dstLast)));
+  if ((dstLast + 1) * kFrac > CubeViewBytes(dst)) {
+    FailCubeBounds(kApi, "dst", d.mem, (dstLast + 1) * kFrac, CubeViewBytes(dst),
+                   Fmt("its last fractal, (kStep %u - 1) * dstStride %u + mStep %u - 1 = %llu, leaves the dst tensor",
+                       p.kStep, p.dstStride, p.mStep, static_cast<unsigned long long>(dstLast)));
   }
   const uint32_t seq = BeginOp(c, kPipeMte1);
   AMCT_SIM_COST(c->cost, CubeL1ToL0(static_cast<uint64_t>(p.mStep) * p.kStep * kFrac));
