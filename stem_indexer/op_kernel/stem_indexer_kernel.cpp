@@ -1041,7 +1041,7 @@ class StemIndexer {
   __aicore__ inline uint32_t ScratchLanes() const { return t_.scratchRows * kChunk; }
 
   // Whether a dot or vbias of the group's chunk is a nonzero of magnitude below 2^-54
-  // (amct_exact_sum.h), the rows' halves in turn.
+  // (amct_exact_sum.h), ScratchRows() rows at a time.
   __aicore__ inline bool AnyTinyScore(const LocalTensor<float>& sv, const LocalTensor<float>& bv) {
     for (uint32_t q = 0; q < count_; q += ScratchRows()) {
       const uint32_t rows = Min(ScratchRows(), count_ - q);
