@@ -240,6 +240,8 @@ class SimGatherTest(_ProgramTest):
                                                                 "lane2_of_4", "lane3_of_4", "all", "user_pattern",
                                                                 "strided")])
         self.assertChecks(["gathermask_params_ctor_and_defaults", "gathermask_default_mode_per_arch"])
+        self.assertChecks(["gathermask_float_per_repeat_pattern_stride1", "gathermask_int32_per_repeat_pattern_stride2_gapped_src",
+                           "gathermask_half_per_repeat_pattern_stride1", "gathermask_uint16_per_repeat_pattern_stride3"])
 
     def test_guards(self):
         self.assertChecks([
@@ -247,7 +249,8 @@ class SimGatherTest(_ProgramTest):
             "brcb_repeat_zero_is_nop", "gather_offset_not_multiple_of_sizeof", "gather_offset_outside_src",
             "gather_base_addr_outside_src", "gather_count_zero", "gather_offsets_beyond_view",
             "gather_dst_overlaps_read_range", "gathermask_reduce_mode_rejected", "gathermask_counter_mask_rejected",
-            "gathermask_builtin_pattern_range", "gathermask_user_pattern_repeat_stride", "gathermask_repeat_over_255",
+            "gathermask_builtin_pattern_range", "gathermask_per_repeat_pattern_beyond_view",
+            "gathermask_shared_pattern_fits_its_view", "gathermask_repeat_over_255",
             "gathermask_src_beyond_view", "gathermask_dst_beyond_view"])
         self.assertChecks(["gather_count_limit_2201"], arches=(2201,))
         self.assertChecks(["gather_count_16384_3510"], arches=(3510,))

@@ -3,6 +3,9 @@
 // Internal header: kernels include "kernel_operator.h".
 #pragma once
 
+#include <cstring>
+#include <vector>
+
 #include "sim_memory.h"
 #include "sim_repeat.h"
 #include "sim_vector.h"
@@ -209,7 +212,11 @@ inline void GatherImpl(Opnd d, Opnd s, Opnd o, uint32_t srcBaseAddr, uint32_t co
 }
 
 // GatherMask, normal mode ([C]): repeat r reads the 8 blocks of src0 at 32 * (r * src0RepeatStride
-// + b * src0BlockStride) and appends the lanes whose pattern bit is 1 densely to dst.
+// + b * src0BlockStride) and appends the lanes whose pattern bit is 1 densely to dst, after those
+// of the repeats before it. A user pattern is read per repeat at byte 32 * r * src1RepeatStride
+// (CANN's GatherMask page: in the user mode the repeats' patterns lie src1RepeatStride data blocks
+// apart; asc-devkit's dav-3510 implementation loads repeat i's at src1 + i * src1RepeatStride
+// blocks), so stride 0 reuses one pattern for every repeat.
 template <class T>
 inline void GatherMaskImpl(Opnd d, Opnd s, const Opnd* pat, uint8_t builtin, bool reduceMode, uint32_t mask,
                            const AscendC::GatherMaskParams& p, uint64_t& rsvdCnt) {
@@ -227,14 +234,16 @@ inline void GatherMaskImpl(Opnd d, Opnd s, const Opnd* pat, uint8_t builtin, boo
   if (pat == nullptr && (builtin < 1 || builtin > 7)) {
     Fail(kApi, Fmt("parameters: built-in src1Pattern %u is not in [1, 7]", builtin));
   }
-  if (pat != nullptr && p.src1RepeatStride != 0) {
-    Fail(kApi, Fmt("parameters: [C] user patterns use src1RepeatStride = 0, got %u", p.src1RepeatStride));
-  }
   const uint32_t R = p.repeatTimes;
-  // The pattern of a repeat: E bits.
-  LaneMask m;
-  m.lanes = E;
+  // The pattern of each repeat (E bits): a built-in one, or the user's at byte 32 * r *
+  // src1RepeatStride of src1Pattern (one pattern for all repeats when the stride is 0).
+  const uint32_t patterns = (pat != nullptr && p.src1RepeatStride != 0 && R > 1) ? R : 1;
+  std::vector<LaneMask> masks(patterns);
+  LaneMask any;  // the lanes some repeat keeps: the src footprint
+  any.lanes = E;
   if (pat == nullptr) {
+    LaneMask& m = masks[0];
+    m.lanes = E;
     for (uint32_t i = 0; i < E; ++i) {
       bool on = false;
       switch (builtin) {
@@ -247,37 +256,40 @@ inline void GatherMaskImpl(Opnd d, Opnd s, const Opnd* pat, uint8_t builtin, boo
     }
   }
   Opnd pp = pat != nullptr ? *pat : s;
+  const uint64_t patStride = 32ull * p.src1RepeatStride;
   if (pat != nullptr) {
-    pp.usedBytes = E / 8;
+    pp.usedBytes = patStride * (patterns - 1) + E / 8;
     CheckOpnd(c, kApi, pp);
-    std::memcpy(m.bits, pp.ptr, E / 8);
+    for (uint32_t r = 0; r < patterns; ++r) {
+      masks[r].lanes = E;
+      std::memcpy(masks[r].bits, pp.ptr + r * patStride, E / 8);
+    }
   }
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < E; ++i) kept += m.Lane(i) ? 1u : 0u;
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < R; ++r) {
+    const LaneMask& m = masks[r < patterns ? r : 0];
+    for (uint32_t i = 0; i < E; ++i) total += m.Lane(i) ? 1u : 0u;
+  }
+  for (const LaneMask& m : masks) any.bits[0] |= m.bits[0], any.bits[1] |= m.bits[1];
   StridedShape ss;
   ss.repeats = R;
   ss.repStride = 32ull * p.src0RepeatStride;
   ss.blkStride = 32ull * p.src0BlockStride;
-  ShapeFromMask(ss, m, sizeof(T));
+  ShapeFromMask(ss, any, sizeof(T));
   s.usedBytes = ss.Extent();
-  d.usedBytes = static_cast<uint64_t>(kept) * R * sizeof(T);
+  d.usedBytes = total * sizeof(T);
   CheckOpnd(c, kApi, s);
   CheckOpnd(c, kApi, d);
   CheckDisjoint(kApi, d, s);
   if (pat != nullptr) CheckDisjoint(kApi, d, pp);
-  rsvdCnt = static_cast<uint64_t>(kept) * R;
-  if (R == 0 || kept == 0) return;
+  rsvdCnt = total;
+  if (R == 0 || total == 0) return;
   const uint32_t seq = BeginOp(c, kPipeV);
   AMCT_SIM_COST(c->cost, Vector(kApi, sizeof(T), R));
-  if (pat != nullptr) UbRead(c, kPipeV, seq, pp.off, E / 8, kApi);
+  if (pat != nullptr) UbRead(c, kPipeV, seq, pp.off, static_cast<uint32_t>(pp.usedBytes), kApi);
   UbReadShape(c, seq, s, ss, kApi);
   UbWrite(c, kPipeV, seq, d.off, static_cast<uint32_t>(d.usedBytes), kApi);
   AMCT_SIM_BARRIER();
-  uint16_t lanes[128];
-  uint32_t nk = 0;
-  for (uint32_t i = 0; i < E; ++i) {
-    if (m.Lane(i)) lanes[nk++] = static_cast<uint16_t>(i);
-  }
   W* dst = reinterpret_cast<W*>(d.ptr);
   const bool dense = ss.blkStride == 32;
   if (dense && ss.repStride == 256 && pat == nullptr && builtin != 7) {
@@ -286,12 +298,19 @@ inline void GatherMaskImpl(Opnd d, Opnd s, const Opnd* pat, uint8_t builtin, boo
     const uint32_t step = builtin <= 2 ? 2 : 4;
     const uint32_t lane0 = builtin <= 2 ? builtin - 1u : builtin - 3u;
     const W* src = reinterpret_cast<const W*>(s.ptr) + lane0;
-    const uint32_t total = kept * R;
-    for (uint32_t k = 0; k < total; ++k) dst[k] = src[static_cast<size_t>(k) * step];
+    for (uint64_t k = 0; k < total; ++k) dst[k] = src[static_cast<size_t>(k) * step];
     AMCT_SIM_BARRIER();
     return;
   }
+  uint16_t lanes[128];
+  uint32_t nk = 0;
   for (uint32_t r = 0; r < R; ++r) {
+    if (r < patterns) {  // this repeat's kept lanes
+      nk = 0;
+      for (uint32_t i = 0; i < E; ++i) {
+        if (masks[r].Lane(i)) lanes[nk++] = static_cast<uint16_t>(i);
+      }
+    }
     const uint8_t* rep = s.ptr + r * ss.repStride;
     if (dense) {
       const W* src = reinterpret_cast<const W*>(rep);

@@ -65,11 +65,13 @@
 //      within that bucket (from its
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
-//   4. The chosen lanes, the sink lanes 0..3 and the window lanes vis-4..vis-1 form one mask (the
-//      sink and window bits set by the scalar unit in the spread per-repeat patterns); the
-//      indices are compacted from an index ramp by GatherMask (per 64-lane repeat, each into its
-//      own slot), so the prefix is ascending by construction, and DMA'd to the row; L comes from
-//      a ring of 32 slots, so the scalar unit waits for those DMAs once per 32 rows.
+//   4. The chosen lanes and the lanes that are not candidates (the sink lanes 0..3, the window
+//      lanes vis-4..vis-1 and the lanes from vis on: a vector Not and Or of the row's candidate
+//      mask) form one mask; one GatherMask over the row (each 64-lane repeat's pattern spread
+//      into its own 32-B slot by one Gather) compacts an index ramp by it, so the prefix is
+//      ascending by construction; its first K + 8 indices (the sink, the K chosen, the window:
+//      the lanes from vis on come after them) go to the row in one DMA, and L comes from a ring
+//      of 32 slots, so the scalar unit waits for those DMAs once per 32 rows.
 // Every scalar <-> pipe ordering is an explicit flag (WaitForPipe): the kernel does not rely on
 // bisheng's auto-sync.
 #include "kernel_operator.h"
@@ -116,14 +118,6 @@ __aicore__ inline Nd2NzParams OneMatrixNd2Nz(uint32_t rows, uint32_t d, uint32_t
 }
 __aicore__ inline int64_t BlocksOf(int64_t tokens) { return tokens <= 0 ? 0 : (tokens + 127) / 128; }
 
-// Set bits of x.
-__aicore__ inline uint32_t PopCount(uint32_t x) {
-  x = x - ((x >> 1) & 0x55555555u);
-  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-  x = (x + (x >> 4)) & 0x0F0F0F0Fu;
-  return (x * 0x01010101u) >> 24;
-}
-
 // Index of the lowest set bit of x != 0.
 __aicore__ inline uint32_t LowestBit(uint32_t x) {
   uint32_t n = 0;
@@ -133,11 +127,6 @@ __aicore__ inline uint32_t LowestBit(uint32_t x) {
   if ((x & 0x3u) == 0) { n += 2; x >>= 2; }
   if ((x & 0x1u) == 0) { n += 1; }
   return n;
-}
-
-// Set bits of a 64-bit mask word.
-__aicore__ inline uint32_t PopCount64(uint64_t x) {
-  return PopCount(static_cast<uint32_t>(x)) + PopCount(static_cast<uint32_t>(x >> 32));
 }
 
 // Index of the lowest set bit of x != 0.
@@ -1393,10 +1382,7 @@ class StemIndexer {
     // The first row searches within the row's digit range, the others gallop from the previous
     // row's threshold (Rank).
     int32_t lowest = kHiNaN, highest = kHiTop;
-    if (!hiHint_.valid) {  // the candidates: the lanes above kHiNone
-      Compares(Mask(kRange), hi, static_cast<float>(kHiNone), CMPMODE::GT, lanes);
-      DigitRange(hi, kRange, lanes, lowest, highest);
-    }
+    if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);  // Mask(kRange): SelectRow's candidates
     const Kth h = Rank(hi, lowest, highest, K, n, lanes, CountBuffer(lanes), &hiHint_);
     const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
@@ -1454,67 +1440,42 @@ class StemIndexer {
     // Bounds: K <= n, <= kMaxK and the row (maxKb >= vis > K + 8 by construction; kept as a guard).
     uint32_t K = Min(row.K, n);
     K = Min(K, amct_stem::kMaxK);
+    const LocalTensor<float> s = s_[q * t_.rowLanes];
+    RowKeys(s, lanes);
+    // The candidates (hi above kHiNone), kept for Emit: the lanes outside them are the sink, the
+    // window and the lanes from vis on.
+    Compares(Mask(kRange), hi_, static_cast<float>(kHiNone), CMPMODE::GT, lanes);
     if (K == 0) {  // only out-of-contract lengths (a prompt shorter than kv) give K = 0
       Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
     } else {
-      const LocalTensor<float> s = s_[q * t_.rowLanes];
-      RowKeys(s, lanes);
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
     const uint32_t written = Emit(row.outRow * t_.maxKb, Min(K + amct_stem::kSink + amct_stem::kWindow, t_.maxKb),
-                                  row.vis, lanes);
+                                  lanes);
     WriteLength(row.outRow, written);
   }
 
-  // Compacts the index ramp by Mask(kTaken) plus the sink lanes [0, 4) and the window lanes
-  // [vis - 4, vis) (never candidates, so not in the mask: the scalar unit adds their bits to the
-  // patterns and their number to the counts) into the output row at `out`, at most `limit`
-  // elements; returns how many it wrote. Each 64-lane repeat is compacted by GatherMask into its
-  // own 64-lane slot of lo_ (its pattern spread into a 32-B slot by one Gather) and DMA'd after the
-  // previous ones, in one pass over the patterns (one 64-bit scalar read each, whose popcount is
-  // the repeat's count; the V_MTE3 flags stall no scalar work).
-  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t vis, uint32_t lanes) {
+  // Compacts the index ramp by Mask(kTaken) plus the lanes that are not candidates (Mask(kRange)
+  // clear: the sink lanes [0, 4), the window lanes [vis - 4, vis) and the lanes from vis on) into
+  // the output row at `out`: `limit` elements, which are the sink, the K taken lanes and the window
+  // (ascending: the lanes from vis on come after them, and are not written). One GatherMask over
+  // the row (each 64-lane repeat's pattern spread into its own 32-B slot by one Gather, the
+  // repeats' slots one block apart) into lo_, one DMA; the scalar unit reads nothing.
+  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
-    LocalTensor<uint64_t> pat64 = pat.ReinterpretCast<uint64_t>();  // repeat r's 64 bits at r * 4
     LocalTensor<int32_t> slot = lo_.ReinterpretCast<int32_t>();  // lo_ is free after the selection
+    const int32_t words = static_cast<int32_t>(lanes / 16);
+    Not(Mask(kAux).ReinterpretCast<uint16_t>(), Mask(kRange).ReinterpretCast<uint16_t>(), words);
+    OrMask(kTaken, kAux, lanes);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
-    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMAs have read the slots
-    WaitForPipe<HardEvent::V_S>();     // the patterns
-    const uint32_t w0 = vis - amct_stem::kWindow;
-    SetPatternBits(pat, 0, amct_stem::kSink);
-    SetPatternBits(pat, w0, amct_stem::kWindow);
-    WaitForPipe<HardEvent::S_V>();  // the patterns, read by GatherMask
-    uint32_t pos = 0;
-    for (uint32_t r = 0; r < repeats && pos < limit; ++r) {
-      const uint32_t first = r * kRepeatLanes;
-      const uint32_t kept = PopCount64(pat64.GetValue(r * 4));  // the sink and window bits included
-      if (kept == 0) continue;
-      uint64_t rsvd = 0;
-      GatherMask(slot[first], ramp_[first], pat[r * 8], false, 0u, GatherMaskParams(1, 1, 8, 0), rsvd);
-      WaitForPipe<HardEvent::V_MTE3>();  // the slot
-      const uint32_t k = Min(kept, limit - pos);
-      DataCopyPad(outGm_[out + pos], slot[first], DataCopyExtParams(1, k * 4, 0, 0, 0));
-      pos += k;
-    }
-    WaitForPipe<HardEvent::S_V>();  // the patterns are rewritten by the next row's Gather
-    return pos;
-  }
-
-  // Sets the pattern bits (Emit's spread layout: lane j in word (j % 64) / 32 of repeat j / 64's
-  // 32-B slot) of lanes [j0, j0 + n), n <= 32, by scalar read-modify-writes (at most two words).
-  __aicore__ inline void SetPatternBits(const LocalTensor<uint32_t>& pat, uint32_t j0, uint32_t n) {
-    uint32_t j = j0;
-    const uint32_t end = j0 + n;
-    while (j < end) {
-      const uint32_t word = (j / kRepeatLanes) * 8 + (j % kRepeatLanes) / 32;
-      const uint32_t bit = j % 32;
-      const uint32_t take = Min(end - j, 32 - bit);
-      const uint32_t bits = (take == 32 ? 0xFFFFFFFFu : ((1u << take) - 1u)) << bit;
-      pat.SetValue(word, pat.GetValue(word) | bits);
-      j += take;
-    }
+    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMA has read the slot
+    uint64_t rsvd = 0;
+    GatherMask(slot, ramp_, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), rsvd);
+    WaitForPipe<HardEvent::V_MTE3>();
+    DataCopyPad(outGm_[out], slot, DataCopyExtParams(1, limit * 4, 0, 0, 0));
+    return limit;
   }
 
   StemTiling t_;

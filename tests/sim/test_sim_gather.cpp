@@ -247,7 +247,55 @@ void GatherMaskAll() {
   GatherMaskCase<T>("strided", 1, 3, 2, 20);
 }
 
+// A user pattern per repeat, src1RepeatStride blocks apart: each repeat keeps its own lanes, and
+// the kept lanes of all repeats are appended densely in repeat order (the layout the stem_indexer
+// kernel's emission uses: one GatherMask over a row, one 32-B pattern slot per repeat).
+template <class T>
+void GatherMaskPerRepeatCase(const char* name, uint16_t repeats, uint8_t patStride, uint16_t repStride) {
+  constexpr uint32_t E = 256 / sizeof(T);
+  constexpr uint32_t B = 32 / sizeof(T);
+  using U = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+  constexpr uint32_t kWordBits = 8 * sizeof(U);
+  const uint32_t srcElems = ((repeats - 1) * repStride + 8) * B;
+  const std::vector<T> src = Patterns<T>(srcElems);
+  const uint32_t patWords = (32 * patStride * (repeats - 1) + E / 8) / sizeof(U);
+  std::vector<U> pat(patWords, 0);
+  std::vector<T> want;
+  for (uint32_t r = 0; r < repeats; ++r) {
+    for (uint32_t i = 0; i < E; ++i) {
+      const bool on = r == 1 ? false : ((i * 7 + r * 3 + 1) % (r + 2)) == 0;  // repeat 1 keeps nothing
+      if (!on) continue;
+      pat[(32 * patStride * r) / sizeof(U) + i / kWordBits] |= static_cast<U>(U{1} << (i % kWordBits));
+      want.push_back(src[r * repStride * B + i]);
+    }
+  }
+  std::vector<T> got(want.size());
+  uint64_t cnt = 0;
+  Run1([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, pb, db;
+    pipe.InitBuffer(sb, srcElems * sizeof(T));
+    pipe.InitBuffer(pb, static_cast<uint32_t>(patWords * sizeof(U) + 32));
+    pipe.InitBuffer(db, static_cast<uint32_t>(want.size() * sizeof(T) + 32));
+    LocalTensor<T> s = sb.Get<T>(srcElems);
+    for (uint32_t i = 0; i < srcElems; ++i) s.SetValue(i, src[i]);
+    LocalTensor<U> p = pb.Get<U>(patWords);
+    for (uint32_t k = 0; k < patWords; ++k) p.SetValue(k, pat[k]);
+    LocalTensor<T> d = db.Get<T>();
+    GatherMask(d, s, p, false, 0, GatherMaskParams(1, repeats, repStride, patStride), cnt);
+    for (uint32_t i = 0; i < want.size(); ++i) got[i] = d.GetValue(i);
+  });
+  bool ok = cnt == want.size();
+  for (size_t i = 0; i < want.size() && ok; ++i) ok = SameBits(got[i], want[i]);
+  Check(std::string("gathermask_") + Name<T>() + "_per_repeat_pattern_" + name, ok,
+        Fmt("rsvdCnt %llu (want %zu) or a value differs", static_cast<unsigned long long>(cnt), want.size()));
+}
+
 void TestGatherMask() {
+  GatherMaskPerRepeatCase<float>("stride1", 5, 1, 8);
+  GatherMaskPerRepeatCase<int32_t>("stride2_gapped_src", 4, 2, 12);
+  GatherMaskPerRepeatCase<half>("stride1", 3, 1, 8);
+  GatherMaskPerRepeatCase<uint16_t>("stride3", 3, 3, 8);
   GatherMaskAll<half>();
   GatherMaskAll<float>();
   GatherMaskAll<bfloat16_t>();
@@ -366,12 +414,17 @@ void TestGuards() {
                 GatherMask(b.GetWithOffset<float>(64, 0), b.GetWithOffset<float>(64, 1024), uint8_t(8), false, 0,
                            GatherMaskParams(1, 1, 8, 0), n);
               }));
-  ExpectError("gathermask_user_pattern_repeat_stride", {"GatherMask", "src1RepeatStride = 0, got 8"},
+  ExpectError("gathermask_per_repeat_pattern_beyond_view", {"GatherMask", "bounds", "src1Pattern"},
               with([](Buf& b) {
-                uint64_t n = 0;
-                GatherMask(b.GetWithOffset<float>(64, 0), b.GetWithOffset<float>(64, 1024),
-                           b.GetWithOffset<uint32_t>(8, 2048), false, 0, GatherMaskParams(1, 1, 8, 8), n);
+                uint64_t n = 0;  // 3 repeats 1 block apart need 72 pattern bytes; the view holds 64
+                GatherMask(b.GetWithOffset<float>(192, 0), b.GetWithOffset<float>(192, 1024),
+                           b.GetWithOffset<uint32_t>(16, 2048), false, 0, GatherMaskParams(1, 3, 8, 1), n);
               }));
+  ExpectOk("gathermask_shared_pattern_fits_its_view", with([](Buf& b) {
+             uint64_t n = 0;  // stride 0: one 8-byte pattern for all 3 repeats
+             GatherMask(b.GetWithOffset<float>(192, 0), b.GetWithOffset<float>(192, 1024),
+                        b.GetWithOffset<uint32_t>(2, 2048), false, 0, GatherMaskParams(1, 3, 8, 0), n);
+           }));
   ExpectError("gathermask_repeat_over_255", {"GatherMask", "repeatTime 256"}, with([](Buf& b) {
                 uint64_t n = 0;
                 GatherMask(b.GetWithOffset<float>(64, 0), b.GetWithOffset<float>(64, 1024), uint8_t(1), false, 0,
