@@ -407,23 +407,25 @@ class IndependenceTest(unittest.TestCase):
     def test_tiling_hook(self):
         """Row buffers of whole 256-block chunks covering maxKb; two vector blocks per cube core,
         at most one cube core per metadata slot (36); up to 32 rows (half a 64-row tile; a pair of
-        groups is one score matmul) per key group within the UB."""
-        _, lanes, rows, budget, used, scratch = torch.ops.amct._stem_indexer_tiling(64)
-        self.assertEqual((lanes, rows, scratch), (256, 32, 32))  # 32 rows of 256 lanes take well under the UB
+        groups is one score matmul) per key group within the UB; the next row's keys (built in the
+        gaps of the row before it) where the UB holds them beside the most rows."""
+        _, lanes, rows, budget, used, scratch, next_keys = torch.ops.amct._stem_indexer_tiling(64)
+        self.assertEqual((lanes, rows, scratch, next_keys), (256, 32, 32, 1))  # well under the UB
         self.assertLessEqual(used, budget)
-        blocks, lanes, rows, budget, used, scratch = torch.ops.amct._stem_indexer_tiling(1000)
+        blocks, lanes, rows, budget, used, scratch, next_keys = torch.ops.amct._stem_indexer_tiling(1000)
         self.assertEqual(lanes, 1024)
         self.assertLessEqual(used, budget)
         if budget == 253952:  # dav-3510's: 32 rows of 1024 lanes (128K tokens) fit with half a chunk scratch
-            self.assertEqual((rows, scratch), (32, 16))
+            self.assertEqual((rows, scratch, next_keys), (32, 16, 1))
         self.assertTrue(4 <= rows <= 32, rows)
         self.assertIn(scratch, (rows, (rows + 1) // 2))
         cores = _sim.get_platform(3510)[0]  # the kernel is dav-3510 code in every build (KERNEL_3510)
         self.assertEqual(blocks, 2 * max(1, min(cores // 2, 36)))
         with _sim.sim_platform(100, 0):
             self.assertEqual(torch.ops.amct._stem_indexer_tiling(1000)[0], 72)
-        _, lanes, rows, budget, used, _ = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
+        _, lanes, rows, budget, used, _, next_keys = torch.ops.amct._stem_indexer_tiling(7813)  # kv 1M tokens
         self.assertEqual(lanes, 7936)
+        self.assertEqual(next_keys, 0)  # two more row buffers of 31 KB would leave room for one row only
         self.assertGreaterEqual(rows, 1)
         self.assertLessEqual(used, budget)
         # dav-3510's UB budget (248 KB): more than one such row of 31 KB scores fits beside the buffers.
@@ -667,7 +669,7 @@ class CubeScoreDeliveryTest(unittest.TestCase):
         scratch of 16 rows, so the chunk steps that need it (the tiny-value test, the unscored
         patterns, the bf16 rounding) run on each group's two halves; Qb = 64 (a tile is one head's 64
         rows), tiny vbias values in scored chunks (the exact, subnormal-safe scoring)."""
-        _, lanes, rows, _, _, scratch = torch.ops.amct._stem_indexer_tiling(1000)
+        _, lanes, rows, _, _, scratch, _ = torch.ops.amct._stem_indexer_tiling(1000)
         self.assertEqual((lanes, rows, scratch), (1024, 32, 16))
         inputs = sc.build([8192], [128000], Nq=32, Nk=4, seed=8)
         vbias = inputs[2]

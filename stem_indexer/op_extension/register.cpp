@@ -80,13 +80,14 @@ at::Tensor budgetsForTest(int64_t P, int64_t Qb, int64_t Kb, double alpha) {
 }
 
 // Test hook: the kernel's tiling for maxKb key blocks (B = 1, Nq 32, Nk 2) on the current sim
-// platform as dav-3510 sees it, as [blockNum, rowLanes, groupRows, ubBudget, ubUsed, scratchRows].
+// platform as dav-3510 sees it, as [blockNum, rowLanes, groupRows, ubBudget, ubUsed, scratchRows,
+// nextKeys].
 std::vector<int64_t> tilingForTest(int64_t maxKb) {
   TORCH_CHECK(maxKb > 0, "_stem_indexer_tiling: maxKb must be positive, got ", maxKb);
   amct_stem::StemTiling t = amct::stem::computeTiling(1, 32, 2, 1, maxKb, Attributes{}, true,
                                                       amct::stem::metadataCapacity(1, 2),
                                                       amct::simPlatformFacts(amct::stem::kKernelArch));
-  return {t.blockNum, t.rowLanes, t.groupRows, t.ubBudget, t.ubUsed, t.scratchRows};
+  return {t.blockNum, t.rowLanes, t.groupRows, t.ubBudget, t.ubUsed, t.scratchRows, t.nextKeys};
 }
 
 // Test hook: the §7.1 query tile in rows (see setTileRowsForTest).

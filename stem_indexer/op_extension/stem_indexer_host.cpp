@@ -29,7 +29,7 @@ constexpr int64_t kSink = amct_stem::kSink;
 constexpr int64_t kWin = amct_stem::kWindow;
 constexpr int64_t kDim = 2048;
 constexpr int64_t kMaxBatch = 65536;
-constexpr uint32_t kMasks = 6;      // the kernel's mask buffers
+constexpr uint32_t kMasks = 6;      // the kernel's mask buffers (2 more for the next row's keys)
 constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // keys packed once per item up to this size
 
 // Metadata layout (§6).
@@ -560,7 +560,7 @@ int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, d
   return std::min<int64_t>(budget, amct_stem::kMaxK);
 }
 
-uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows) {
+uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows, bool nextKeys) {
   const uint64_t w = rowLanes;
   const uint64_t n = static_cast<uint64_t>(groupRows) * amct_stem::kChunk;
   const uint64_t repeats = w / 64;
@@ -568,8 +568,9 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows) {
   uint64_t bytes = 2 * 4 * n + 4 * amct_stem::kChunk;  // the two score slots (the AIC's Fixpipe targets), vbias
   bytes += 4 * scratchRows * amct_stem::kChunk;    // the chunk scratch
   bytes += 4 * groupRows * w;                      // the group's scores
-  bytes += 4 * 4 * w;                              // hi, lo (also the emission slots), scratch, index ramp
-  bytes += kMasks * (std::max(w, n) / 8);          // compare masks
+  bytes += 4 * 4 * w;                              // hi, lo, scratch, index ramp
+  if (nextKeys) bytes += 2 * 4 * w;                // the next row's hi digits and their temporary
+  bytes += (kMasks + (nextKeys ? 2 : 0)) * (std::max(w, n) / 8);  // compare masks
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4);  // the two levels of sums
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
   bytes += amct_stem::kLengthSlots * 32;           // the ring of length slots
@@ -583,20 +584,29 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   // The kernel is dav-3510 code in every build (KERNEL_3510): its UB budget is dav-3510's 248 KB.
   const uint64_t ub = vectorUbBudget(facts, /*usesSelect=*/true, kKernelArch);
   const uint32_t lanes = static_cast<uint32_t>(roundUp(static_cast<uint64_t>(maxKb), amct_stem::kChunk));
-  // The most rows per group (a pair of groups reads its keys once), then a scratch of all of them
-  // (its steps run once per chunk) rather than half (twice).
+  // The most rows per group (a pair of groups reads its keys once), then the next row's keys
+  // built in the gaps of the row before it (a row's selection then does not wait for its keys),
+  // then a scratch of all of them (its steps run once per chunk) rather than half (twice).
   uint32_t rows = 0, scratchRows = 0;
+  bool nextKeys = false;
   for (uint32_t r = 1; r <= amct_stem::kMaxGroupRows; ++r) {
-    for (uint32_t s : {r, (r + 1) / 2}) {
-      if (ubBytes(lanes, r, s) <= ub) {
-        rows = r;
-        scratchRows = s;
-        break;
+    for (bool next : {true, false}) {
+      bool fits = false;
+      for (uint32_t s : {r, (r + 1) / 2}) {
+        if (ubBytes(lanes, r, s, next) <= ub) {
+          rows = r;
+          scratchRows = s;
+          nextKeys = next;
+          fits = true;
+          break;
+        }
       }
+      if (fits) break;
     }
   }
   uint64_t maxLanes = 0;
-  for (uint64_t w = amct_stem::kChunk; ubBytes(static_cast<uint32_t>(w), 1, 1) <= ub; w += amct_stem::kChunk) {
+  for (uint64_t w = amct_stem::kChunk; ubBytes(static_cast<uint32_t>(w), 1, 1, false) <= ub;
+       w += amct_stem::kChunk) {
     maxLanes = w;
   }
   TORCH_CHECK(rows > 0, kOp, ": kflat.size(2) (maxKb) must be at most ", maxLanes,
@@ -622,8 +632,9 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   t.rowLanes = lanes;
   t.groupRows = rows;
   t.scratchRows = scratchRows;
+  t.nextKeys = nextKeys ? 1 : 0;
   t.ubBudget = static_cast<uint32_t>(ub);
-  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes, rows, scratchRows));
+  t.ubUsed = static_cast<uint32_t>(ubBytes(lanes, rows, scratchRows, nextKeys));
   t.alpha = static_cast<float>(attrs.alpha);
   t.rateMedium = static_cast<float>(attrs.rateMedium);
   t.rateLarge = static_cast<float>(attrs.rateLarge);

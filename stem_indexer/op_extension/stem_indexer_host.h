@@ -103,7 +103,7 @@ int64_t topkBudget(int64_t P, int64_t i, int64_t Qb, int64_t Kb, double alpha, d
 
 // UB bytes of the kernel's buffers for row buffers of rowLanes lanes and groupRows rows per
 // group (mirrors its InitBuffer list).
-uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows);
+uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows, bool nextKeys);
 
 // The kernel's tiling, from shapes and attributes only (the kernel reads the lengths itself).
 amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t maxQb, int64_t maxKb,

@@ -49,7 +49,9 @@
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
 //      first. A NaN score gets hi = -32767, below -inf's -32641 (the lowest key, as in §4.1);
 //      lanes that are not candidates get -32768 and are never counted. hi is built from the
-//      row's scores when the row is selected: the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
+//      row's scores when the row is selected, or, where the UB holds a second row of keys
+//      (tiling nextKeys), one vector step at a time while the scalar unit reads the previous
+//      row's counts (NextKeySteps): the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
 //      lanes -32768, with no candidate mask.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
@@ -356,7 +358,14 @@ class StemIndexer {
     pipe->InitBuffer(scratchBuf_, w * 4);
     pipe->InitBuffer(rampBuf_, w * 4);
     const uint32_t maskLanes = w > n ? w : n;
-    for (uint32_t m = 0; m < kMasks; ++m) pipe->InitBuffer(maskBuf_[m], maskLanes / 8);
+    const uint32_t masks = t_.nextKeys != 0 ? kMasks : kRangeNext;  // kRangeNext, kNegNext: the next row's keys
+    for (uint32_t m = 0; m < masks; ++m) pipe->InitBuffer(maskBuf_[m], maskLanes / 8);
+    if (t_.nextKeys != 0) {
+      pipe->InitBuffer(hiNextBuf_, w * 4);
+      pipe->InitBuffer(keyTmpBuf_, w * 4);
+      hiNext_ = hiNextBuf_.Get<float>();
+      keyTmp_ = keyTmpBuf_.Get<float>();
+    }
     const uint32_t repeats = w / kRepeatLanes;
     pipe->InitBuffer(partBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
@@ -396,10 +405,14 @@ class StemIndexer {
   }
 
  private:
-  static constexpr uint32_t kMasks = 6;
-  enum MaskSlot : uint32_t { kNotNaN = 0, kNegative = 1, kTaken = 2, kTie = 3, kAux = 4, kRange = 5 };
+  static constexpr uint32_t kMasks = 8;
+  // kRangeNext and kNegNext belong to the next row's keys (NextKeySteps); SelectRow swaps the
+  // buffers behind kRange and kRangeNext when a row starts with its keys built.
+  enum MaskSlot : uint32_t {
+    kNotNaN = 0, kNegative = 1, kTaken = 2, kTie = 3, kAux = 4, kRange = 5, kRangeNext = 6, kNegNext = 7
+  };
 
-  __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t slot) { return maskBuf_[slot].Get<uint8_t>(); }
+  __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t slot) { return maskBuf_[maskOf_[slot]].Get<uint8_t>(); }
 
   // Mask(dst) op= Mask(src) over `lanes` mask bits (And, or Or when `orMasks`), at bit `first`.
   __aicore__ inline void AndMask(uint32_t dst, uint32_t src, uint32_t lanes, uint32_t dstFirst = 0,
@@ -941,6 +954,7 @@ class StemIndexer {
     const uint32_t rowsN = count_ * kChunk;
     const uint32_t cols = ChunkCols(c0, visMax);
     if (cols == 0) {  // no candidate: every lane unscored (what Scores and MarkUnscored would give)
+      if (c0 == 0) WaitForPipe<HardEvent::MTE3_V>();  // the previous group's emission DMAs have read s_
       for (uint32_t q = 0; q < count_; ++q) {
         Duplicate(s_[q * t_.rowLanes + c0].ReinterpretCast<int32_t>(), int32_t(-1), static_cast<int32_t>(kChunk));
       }
@@ -961,6 +975,7 @@ class StemIndexer {
       const uint32_t bit = q * kChunk;
       MarkUnscored(sv[bit], bit, Min(ScratchRows(), count_ - q) * kChunk);
     }
+    if (c0 == 0) WaitForPipe<HardEvent::MTE3_V>();  // the previous group's emission DMAs have read s_
     for (uint32_t q = 0; q < count_; ++q) DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
     CrossCoreSetFlag<4, PIPE_V>(kFreeFlag);
     biasQue_.FreeTensor(bv);
@@ -1002,7 +1017,6 @@ class StemIndexer {
       // Subnormals may be involved: the exact form. hi_, lo_, scratch_ and chunkA_ are free
       // until the rows are selected (kAux, kNegative until the sum's NaN test below).
       LocalTensor<float> scaledBias = chunkA_.Get<float>();
-      WaitForPipe<HardEvent::MTE3_V>();  // the last row's emission DMAs have read lo_
       amct_kernel::ScaleToUnitsExact(scaledBias, bv, lo_, scratch_, Mask(kAux), kChunk);
       for (uint32_t q = 0; q < count_; ++q) {
         amct_kernel::ScaleAddExact<6>(sv[q * kChunk], bv, scaledBias, hi_, lo_, scratch_, Mask(kAux),
@@ -1081,15 +1095,67 @@ class StemIndexer {
   // unscored lanes (MarkUnscored: no score has their bits, which are NaNs) have r = -2, so hi =
   // -32767 (kHiNaN) on the NaN candidates, and r = -1, so hi = -32768 (kHiNone) on the others,
   // below every score's digit (-inf's is -32641).
-  __aicore__ inline void RowKeys(const LocalTensor<float>& s, uint32_t lanes) {
+  // Step `step` (< kKeySteps) of the keys of the row scores s into hi (tmp: a row buffer; neg, the
+  // sign mask, and range, the candidates: hi above kHiNone, mask slots). One vector instruction a
+  // step, so that the next row's keys can fill the scalar unit's gaps (NextKeySteps).
+  __aicore__ inline void KeyStep(uint32_t step, const LocalTensor<float>& s, const LocalTensor<float>& hi,
+                                 const LocalTensor<float>& tmp, uint32_t neg, uint32_t range, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
-    LocalTensor<float> a = scratch_;
-    ShiftRight(a.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt);
-    Cast(hi_, a.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // r, exact
-    Compares(Mask(kNegative), hi_, 0.0f, CMPMODE::LT, lanes);
-    Muls(a, hi_, -1.0f, cnt);
-    Adds(a, a, -32769.0f, cnt);
-    Select(hi_, Mask(kNegative), a, hi_, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+    switch (step) {
+      case 0: ShiftRight(tmp.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt); break;
+      case 1: Cast(hi, tmp.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes); break;  // r, exact
+      case 2: Compares(Mask(neg), hi, 0.0f, CMPMODE::LT, lanes); break;
+      case 3: Muls(tmp, hi, -1.0f, cnt); break;
+      case 4: Adds(tmp, tmp, -32769.0f, cnt); break;
+      case 5: Select(hi, Mask(neg), tmp, hi, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes); break;
+      default: Compares(Mask(range), hi, static_cast<float>(kHiNone), CMPMODE::GT, lanes); break;
+    }
+  }
+  static constexpr uint32_t kKeySteps = 7;
+
+  // ---- the next row's keys, built in the scalar unit's gaps --------------------------------------
+  // A row's selection alternates vector counts with scalar reads and decisions, and the vector
+  // unit would idle while the scalar unit reads a count and picks the next probe. The next row's
+  // keys do not depend on this row, so their steps are issued into hiNext_ (keyTmp_, kNegNext,
+  // kRangeNext) one at a time between the flag that hands a result to the scalar unit and the
+  // scalar unit's wait for it (ResultsToScalar); SelectRow then swaps them in.
+  __aicore__ inline void StartNextKeys(uint32_t q) {
+    next_.active = t_.nextKeys != 0 && q < count_;
+    next_.row = q;
+    next_.lanes = q < count_ ? RoundUpTo(group_[q].vis, kChunk) : 0;
+    next_.step = 0;
+  }
+  __aicore__ inline void NextKeySteps(uint32_t steps) {
+    for (uint32_t i = 0; i < steps && next_.active && next_.step < kKeySteps; ++i, ++next_.step) {
+      KeyStep(next_.step, s_[next_.row * t_.rowLanes], hiNext_, keyTmp_, kNegNext, kRangeNext, next_.lanes);
+    }
+  }
+  // The vector unit's results so far, for the scalar unit (V_S), with `steps` steps of the next
+  // row's keys issued between the flag and the wait.
+  __aicore__ inline void ResultsToScalar(uint32_t steps) {
+    const int32_t id = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
+    SetFlag<HardEvent::V_S>(id);
+    NextKeySteps(steps);
+    WaitFlag<HardEvent::V_S>(id);
+  }
+
+  // hi_ and Mask(kRange) = the keys of row q (see the file comment and KeyStep): swapped in when
+  // the previous row's gaps built them (the steps left issued now), else built here.
+  __aicore__ inline void RowKeys(uint32_t q, uint32_t lanes) {
+    if (next_.active && next_.row == q) {
+      NextKeySteps(kKeySteps);
+      const LocalTensor<float> built = hiNext_;
+      hiNext_ = hi_;
+      hi_ = built;
+      const uint32_t range = maskOf_[kRangeNext];
+      maskOf_[kRangeNext] = maskOf_[kRange];
+      maskOf_[kRange] = range;
+    } else {
+      for (uint32_t step = 0; step < kKeySteps; ++step) {
+        KeyStep(step, s_[q * t_.rowLanes], hi_, scratch_, kNegative, kRange, lanes);
+      }
+    }
+    StartNextKeys(q + 1);
   }
 
   // lo_ = the lo digit of the key of s: the low 16 bits w of the fp32 bits for a clear sign bit,
@@ -1097,7 +1163,6 @@ class StemIndexer {
   __aicore__ inline void LowKeys(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
-    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's emission DMAs have read lo_
     ShiftLeft(loU, s.ReinterpretCast<uint32_t>(), uint32_t(16), cnt);
     ShiftRight(loU, loU, uint32_t(16), cnt);
     Cast(lo_, lo_.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, lanes);  // w, exact
@@ -1131,7 +1196,7 @@ class StemIndexer {
       last = part2;
       values = full + (rest > 0 ? 1u : 0u);
     }
-    WaitForPipe<HardEvent::V_S>();
+    ResultsToScalar(1);  // one step of the next row's keys meanwhile
     float total = last.GetValue(0);
     for (uint32_t i = 1; i < values; ++i) {
       const float v = last.GetValue(i);
@@ -1180,7 +1245,7 @@ class StemIndexer {
     const AscendC::ReduceOrder order = AscendC::ReduceOrder::ORDER_ONLY_VALUE;
     ReduceEachRepeat<Reduce::kSum>(part, x, static_cast<int32_t>(2 * kRepeatLanes), repeats, 1, 1, 8, order);
     ReduceEachRepeat<Reduce::kSum>(total, part, repeats, 1, 1, 1, 8, order);
-    WaitForPipe<HardEvent::V_S>();
+    ResultsToScalar(1);  // one step of the next row's keys meanwhile
     const float count = static_cast<float>(total.GetValue(0));
     WaitForPipe<HardEvent::S_V>();
     return static_cast<uint32_t>(count);
@@ -1336,7 +1401,7 @@ class StemIndexer {
     Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
     Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);
     AndMask(kAux, kNegative, lanes);
-    WaitForPipe<HardEvent::V_S>();
+    ResultsToScalar(kKeySteps);  // the next row's keys meanwhile
     float vals[kScalarFinish];
     uint32_t m = 0;
     const uint32_t wanted = inside < kScalarFinish ? inside : kScalarFinish;
@@ -1366,12 +1431,9 @@ class StemIndexer {
   }
 
   // A row buffer for the hi search's counts: the chunk scratch, free during the selection, when it
-  // holds a row; else lo_, once the previous row's emission DMAs have read it (a wait this early
-  // in the row stalls the vector unit for their latency, so only then).
+  // holds a row; else lo_ (free until the lo digit search).
   __aicore__ inline LocalTensor<float> CountBuffer(uint32_t lanes) {
-    if (ScratchLanes() >= lanes) return chunkA_.Get<float>();
-    WaitForPipe<HardEvent::MTE3_V>();
-    return lo_;
+    return ScratchLanes() >= lanes ? chunkA_.Get<float>() : lo_;
   }
 
   // Writes into kTaken (and kTie, of which the first `ties` lanes in index order are also taken)
@@ -1414,7 +1476,7 @@ class StemIndexer {
 
   // Adds the first `ties` lanes of kTie (index order) to kTaken, on the scalar unit.
   __aicore__ inline void TakeTies(uint32_t ties, uint32_t lanes) {
-    WaitForPipe<HardEvent::V_S>();
+    ResultsToScalar(kKeySteps);  // the next row's keys meanwhile
     LocalTensor<uint64_t> taken = Mask(kTaken).ReinterpretCast<uint64_t>();
     LocalTensor<uint64_t> tie = Mask(kTie).ReinterpretCast<uint64_t>();
     for (uint32_t w = 0; w < lanes / 64 && ties > 0; ++w) {  // 64 mask bits per scalar read
@@ -1441,18 +1503,17 @@ class StemIndexer {
     uint32_t K = Min(row.K, n);
     K = Min(K, amct_stem::kMaxK);
     const LocalTensor<float> s = s_[q * t_.rowLanes];
-    RowKeys(s, lanes);
-    // The candidates (hi above kHiNone), kept for Emit: the lanes outside them are the sink, the
-    // window and the lanes from vis on.
-    Compares(Mask(kRange), hi_, static_cast<float>(kHiNone), CMPMODE::GT, lanes);
+    // hi_ and the candidates, Mask(kRange) (kept for Emit: the lanes outside them are the sink,
+    // the window and the lanes from vis on).
+    RowKeys(q, lanes);
     if (K == 0) {  // only out-of-contract lengths (a prompt shorter than kv) give K = 0
       Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
     } else {
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
     }
-    const uint32_t written = Emit(row.outRow * t_.maxKb, Min(K + amct_stem::kSink + amct_stem::kWindow, t_.maxKb),
-                                  lanes);
+    const uint32_t written = Emit(s.ReinterpretCast<int32_t>(), row.outRow * t_.maxKb,
+                                  Min(K + amct_stem::kSink + amct_stem::kWindow, t_.maxKb), lanes);
     WriteLength(row.outRow, written);
   }
 
@@ -1461,16 +1522,16 @@ class StemIndexer {
   // the output row at `out`: `limit` elements, which are the sink, the K taken lanes and the window
   // (ascending: the lanes from vis on come after them, and are not written). One GatherMask over
   // the row (each 64-lane repeat's pattern spread into its own 32-B slot by one Gather, the
-  // repeats' slots one block apart) into lo_, one DMA; the scalar unit reads nothing.
-  __aicore__ inline uint32_t Emit(uint64_t out, uint32_t limit, uint32_t lanes) {
+  // repeats' slots one block apart) into `slot`, the row's own scores (dead once it is selected,
+  // and rewritten only by the next group's chunks, which wait for these DMAs: so no row waits for
+  // the previous row's), one DMA; the scalar unit reads nothing.
+  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& slot, uint64_t out, uint32_t limit, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
-    LocalTensor<int32_t> slot = lo_.ReinterpretCast<int32_t>();  // lo_ is free after the selection
     const int32_t words = static_cast<int32_t>(lanes / 16);
     Not(Mask(kAux).ReinterpretCast<uint16_t>(), Mask(kRange).ReinterpretCast<uint16_t>(), words);
     OrMask(kTaken, kAux, lanes);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
-    WaitForPipe<HardEvent::MTE3_V>();  // the previous row's DMA has read the slot
     uint64_t rsvd = 0;
     GatherMask(slot, ramp_, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), rsvd);
     WaitForPipe<HardEvent::V_MTE3>();
@@ -1537,6 +1598,15 @@ class StemIndexer {
   LocalTensor<float> lo_;
   LocalTensor<float> scratch_;
   LocalTensor<int32_t> ramp_;
+  TBuf<TPosition::VECCALC> hiNextBuf_;
+  TBuf<TPosition::VECCALC> keyTmpBuf_;
+  LocalTensor<float> hiNext_;  // the next row's hi digits (NextKeySteps)
+  LocalTensor<float> keyTmp_;
+  uint32_t maskOf_[kMasks] = {0, 1, 2, 3, 4, 5, 6, 7};  // Mask(slot)'s buffer
+  struct NextKeys {
+    uint32_t row, lanes, step;
+    bool active;
+  } next_{0, 0, 0, false};
 };
 
 }  // namespace

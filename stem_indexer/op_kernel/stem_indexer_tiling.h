@@ -61,7 +61,9 @@ struct StemTiling {
   int32_t biasMedium;
   int32_t biasLarge;
   uint32_t scratchRows;   // rows of a group's chunk the chunk scratch holds: groupRows, or half of it
-                          // where that lets more rows form a group (also keeps metadataWords 8-byte aligned)
+                          // where that lets more rows form a group
+  uint32_t nextKeys;      // 1: the UB holds a second row of keys, built in the previous row's gaps
+  uint32_t pad;           // keeps metadataWords 8-byte aligned
   uint64_t metadataWords; // metadata.size(0) (>= capacity(B, Nk))
 };
 
