@@ -29,7 +29,6 @@ constexpr int64_t kSink = amct_stem::kSink;
 constexpr int64_t kWin = amct_stem::kWindow;
 constexpr int64_t kDim = 2048;
 constexpr int64_t kMaxBatch = 65536;
-constexpr uint32_t kMasks = 6;      // the kernel's mask buffers (2 more for the next row's keys)
 constexpr int64_t kKeyCacheBytes = int64_t(256) << 20;  // keys packed once per item up to this size
 
 // Metadata layout (§6).
@@ -569,8 +568,12 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows, bo
   bytes += 4 * scratchRows * amct_stem::kChunk;    // the chunk scratch
   bytes += 4 * groupRows * w;                      // the group's scores
   bytes += 4 * 4 * w;                              // hi, lo, scratch, index ramp
-  if (nextKeys) bytes += 2 * 4 * w;                // the next row's hi digits and their temporary
-  bytes += (kMasks + (nextKeys ? 2 : 0)) * (std::max(w, n) / 8);  // compare masks
+  // Compare masks: kNotNaN, kAux, kRange over a group's chunk, kNegative, kTaken, kTie over a row.
+  bytes += 3 * (std::max(w, n) / 8) + 3 * (w / 8);
+  if (nextKeys) {  // the next row's hi digits, temporary, kRangeNext (a chunk's), kNegNext, kAuxNext,
+                   // the counts' half ones and the first count's two levels of sums
+    bytes += 2 * 4 * w + std::max(w, n) / 8 + 2 * (w / 8) + 2 * w + r32(repeats * 4) + 32;
+  }
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4);  // the two levels of sums
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets
   bytes += amct_stem::kLengthSlots * 32;           // the ring of length slots

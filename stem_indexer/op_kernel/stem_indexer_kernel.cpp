@@ -51,7 +51,8 @@
 //      lanes that are not candidates get -32768 and are never counted. hi is built from the
 //      row's scores when the row is selected, or, where the UB holds a second row of keys
 //      (tiling nextKeys), one vector step at a time while the scalar unit reads the previous
-//      row's counts (NextKeySteps): the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
+//      row's counts (NextKeySteps), followed there by the row's first count (step 3) at the
+//      probe the hint gave then: the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
 //      lanes -32768, with no candidate mask.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
@@ -358,15 +359,22 @@ class StemIndexer {
     pipe->InitBuffer(scratchBuf_, w * 4);
     pipe->InitBuffer(rampBuf_, w * 4);
     const uint32_t maskLanes = w > n ? w : n;
-    const uint32_t masks = t_.nextKeys != 0 ? kMasks : kRangeNext;  // kRangeNext, kNegNext: the next row's keys
-    for (uint32_t m = 0; m < masks; ++m) pipe->InitBuffer(maskBuf_[m], maskLanes / 8);
-    if (t_.nextKeys != 0) {
-      pipe->InitBuffer(hiNextBuf_, w * 4);
-      pipe->InitBuffer(keyTmpBuf_, w * 4);
-      hiNext_ = hiNextBuf_.Get<float>();
-      keyTmp_ = keyTmpBuf_.Get<float>();
+    const bool next = t_.nextKeys != 0;
+    for (uint32_t m = 0; m < kMasks; ++m) {
+      const bool nextOnly = m == kRangeNext || m == kNegNext || m == kAuxNext;
+      if (!nextOnly || next) pipe->InitBuffer(maskBuf_[m], (m < kChunkMasks ? maskLanes : w) / 8);
     }
     const uint32_t repeats = w / kRepeatLanes;
+    if (next) {
+      pipe->InitBuffer(hiNextBuf_, w * 4);
+      pipe->InitBuffer(keyTmpBuf_, w * 4);
+      pipe->InitBuffer(onesBuf_, w * 2);
+      pipe->InitBuffer(partNextBuf_, RoundUpTo(repeats * 4, 32));
+      pipe->InitBuffer(part2NextBuf_, 32);
+      hiNext_ = hiNextBuf_.Get<float>();
+      keyTmp_ = keyTmpBuf_.Get<float>();
+      Duplicate(onesBuf_.Get<half>(), half(1.0f), static_cast<int32_t>(w));
+    }
     pipe->InitBuffer(partBuf_, RoundUpTo(repeats * 4, 32));
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
@@ -405,12 +413,16 @@ class StemIndexer {
   }
 
  private:
-  static constexpr uint32_t kMasks = 8;
-  // kRangeNext and kNegNext belong to the next row's keys (NextKeySteps); SelectRow swaps the
-  // buffers behind kRange and kRangeNext when a row starts with its keys built.
+  static constexpr uint32_t kMasks = 9;
+  // kRangeNext, kNegNext and kAuxNext belong to the next row's keys and first count
+  // (NextKeySteps); RowKeys swaps the buffers behind kRange and kRangeNext when a row starts with
+  // its keys built. The chunk steps use kNotNaN, kAux and kRange over a group's chunk (n bits);
+  // the others hold one row (w bits).
   enum MaskSlot : uint32_t {
-    kNotNaN = 0, kNegative = 1, kTaken = 2, kTie = 3, kAux = 4, kRange = 5, kRangeNext = 6, kNegNext = 7
+    kNotNaN = 0, kAux = 1, kRange = 2, kRangeNext = 3, kNegative = 4, kTaken = 5, kTie = 6, kNegNext = 7,
+    kAuxNext = 8
   };
+  static constexpr uint32_t kChunkMasks = 4;  // slots below this hold n bits (kRangeNext: swapped with kRange)
 
   __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t slot) { return maskBuf_[maskOf_[slot]].Get<uint8_t>(); }
 
@@ -1112,6 +1124,7 @@ class StemIndexer {
     }
   }
   static constexpr uint32_t kKeySteps = 7;
+  static constexpr uint32_t kPrefetchSteps = 11;  // kKeySteps, then the first count's four (NextKeySteps)
 
   // ---- the next row's keys, built in the scalar unit's gaps --------------------------------------
   // A row's selection alternates vector counts with scalar reads and decisions, and the vector
@@ -1119,16 +1132,49 @@ class StemIndexer {
   // keys do not depend on this row, so their steps are issued into hiNext_ (keyTmp_, kNegNext,
   // kRangeNext) one at a time between the flag that hands a result to the scalar unit and the
   // scalar unit's wait for it (ResultsToScalar); SelectRow then swaps them in.
+  // With a valid hint and a half count, the next row's first count (its hi search's first probe,
+  // at the hint's center as it stands now: a row older than the search itself would use, which only
+  // changes which probe comes first) follows its keys, into kAuxNext, keyTmp_ (free by then),
+  // partNext and part2Next.
   __aicore__ inline void StartNextKeys(uint32_t q) {
     next_.active = t_.nextKeys != 0 && q < count_;
     next_.row = q;
     next_.lanes = q < count_ ? RoundUpTo(group_[q].vis, kChunk) : 0;
     next_.step = 0;
+    next_.steps = hiHint_.valid && next_.lanes <= kHalfCountLanes ? kPrefetchSteps : kKeySteps;
+    const int32_t mid = ValueDigit(hiHint_.center);  // Search's first probe, clamped as there
+    next_.probe = mid <= kHiNaN ? kHiNaN + 1 : (mid > kHiTop ? kHiTop : mid);
   }
   __aicore__ inline void NextKeySteps(uint32_t steps) {
-    for (uint32_t i = 0; i < steps && next_.active && next_.step < kKeySteps; ++i, ++next_.step) {
-      KeyStep(next_.step, s_[next_.row * t_.rowLanes], hiNext_, keyTmp_, kNegNext, kRangeNext, next_.lanes);
+    for (uint32_t i = 0; i < steps && next_.active && next_.step < next_.steps; ++i, ++next_.step) {
+      if (next_.step < kKeySteps) {
+        KeyStep(next_.step, s_[next_.row * t_.rowLanes], hiNext_, keyTmp_, kNegNext, kRangeNext, next_.lanes);
+      } else {
+        CountStep(next_.step - kKeySteps, hiNext_, next_.probe, kAuxNext, keyTmp_.ReinterpretCast<half>(),
+                  partNextBuf_.Get<half>(), part2NextBuf_.Get<half>(), next_.lanes);
+      }
     }
+  }
+  // Step `step` (< 4) of a half count of v >= t (lanes <= kHalfCountLanes) into total[0]: a
+  // Compares into Mask(aux), a Select of ones into marks, the per-repeat sums into part, their sum.
+  __aicore__ inline void CountStep(uint32_t step, const LocalTensor<float>& v, int32_t t, uint32_t aux,
+                                   const LocalTensor<half>& marks, const LocalTensor<half>& part,
+                                   const LocalTensor<half>& total, uint32_t lanes) {
+    const int32_t repeats = static_cast<int32_t>(lanes / (2 * kRepeatLanes));
+    const AscendC::ReduceOrder order = AscendC::ReduceOrder::ORDER_ONLY_VALUE;
+    switch (step) {
+      case 0: Compares(Mask(aux), v, static_cast<float>(t), CMPMODE::GE, lanes); break;
+      case 1: Select(marks, Mask(aux), Ones(), half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes); break;
+      case 2:
+        ReduceEachRepeat<Reduce::kSum>(part, marks, static_cast<int32_t>(2 * kRepeatLanes), repeats, 1, 1, 8, order);
+        break;
+      default: ReduceEachRepeat<Reduce::kSum>(total, part, repeats, 1, 1, 1, 8, order); break;
+    }
+  }
+  // The half ones of the counts: a buffer filled once where the tiling has one (nextKeys), else
+  // scratch_ (filled by each search).
+  __aicore__ inline LocalTensor<half> Ones() {
+    return t_.nextKeys != 0 ? onesBuf_.Get<half>() : scratch_.ReinterpretCast<half>();
   }
   // The vector unit's results so far, for the scalar unit (V_S), with `steps` steps of the next
   // row's keys issued between the flag and the wait.
@@ -1142,8 +1188,11 @@ class StemIndexer {
   // hi_ and Mask(kRange) = the keys of row q (see the file comment and KeyStep): swapped in when
   // the previous row's gaps built them (the steps left issued now), else built here.
   __aicore__ inline void RowKeys(uint32_t q, uint32_t lanes) {
+    given_.valid = false;
     if (next_.active && next_.row == q) {
-      NextKeySteps(kKeySteps);
+      given_.valid = next_.steps == kPrefetchSteps;  // the first count, once the steps left are issued
+      given_.at = next_.probe;
+      NextKeySteps(kPrefetchSteps);
       const LocalTensor<float> built = hiNext_;
       hiNext_ = hi_;
       hi_ = built;
@@ -1225,29 +1274,23 @@ class StemIndexer {
   // unit.
   __aicore__ inline uint32_t CountAtLeast(const LocalTensor<float>& v, int32_t t, uint32_t lanes,
                                           const LocalTensor<float>& part) {
-    Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
-    if (lanes <= kHalfCountLanes) {
-      const LocalTensor<half> ones = scratch_.ReinterpretCast<half>();
-      const LocalTensor<half> marks = part.ReinterpretCast<half>();
-      Select(marks, Mask(kAux), ones, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-      return HalfSum(marks, lanes);
+    if (lanes <= kHalfCountLanes) {  // exact in half: every integer up to 2048
+      LocalTensor<half> total = part2Buf_.Get<half>();
+      for (uint32_t step = 0; step < 4; ++step) {
+        CountStep(step, v, t, kAux, part.ReinterpretCast<half>(), partBuf_.Get<half>(), total, lanes);
+      }
+      return ReadCount(total);
     }
+    Compares(Mask(kAux), v, static_cast<float>(t), CMPMODE::GE, lanes);
     Select(part, Mask(kAux), scratch_, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     return Sum(part, lanes);
   }
 
-  // The sum of the 0/1 halves x[0, lanes), lanes <= kHalfCountLanes: one reduction per repeat (128
-  // lanes), one of the repeats' sums, one scalar read.
-  __aicore__ inline uint32_t HalfSum(const LocalTensor<half>& x, uint32_t lanes) {
-    LocalTensor<half> part = partBuf_.Get<half>();
-    LocalTensor<half> total = part2Buf_.Get<half>();
-    const int32_t repeats = static_cast<int32_t>(lanes / (2 * kRepeatLanes));
-    const AscendC::ReduceOrder order = AscendC::ReduceOrder::ORDER_ONLY_VALUE;
-    ReduceEachRepeat<Reduce::kSum>(part, x, static_cast<int32_t>(2 * kRepeatLanes), repeats, 1, 1, 8, order);
-    ReduceEachRepeat<Reduce::kSum>(total, part, repeats, 1, 1, 1, 8, order);
-    ResultsToScalar(1);  // one step of the next row's keys meanwhile
+  // A half count's total[0], read by the scalar unit (one step of the next row's keys meanwhile).
+  __aicore__ inline uint32_t ReadCount(const LocalTensor<half>& total) {
+    ResultsToScalar(1);
     const float count = static_cast<float>(total.GetValue(0));
-    WaitForPipe<HardEvent::S_V>();
+    WaitForPipe<HardEvent::S_V>();  // later counts rewrite total
     return static_cast<uint32_t>(count);
   }
 
@@ -1269,7 +1312,7 @@ class StemIndexer {
     const bool gallop = hint != nullptr && hint->valid;
     Probe firstProbe{0, 0};
     const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, hint != nullptr,
-                         firstProbe);
+                         firstProbe, hint != nullptr ? &given_ : nullptr);
     if (hint != nullptr) {
       if (k.threshold != firstProbe.at && firstProbe.count != k.atLeast) {
         const float slope = Slope(firstProbe, Probe{k.threshold, k.atLeast});
@@ -1284,6 +1327,11 @@ class StemIndexer {
     }
     return k;
   }
+
+  struct GivenCount {
+    int32_t at;
+    bool valid;
+  };
 
   struct Probe {
     int32_t at;
@@ -1323,12 +1371,14 @@ class StemIndexer {
     return ValueDigit(DigitValue(lo) * (1.0f - frac) + DigitValue(hi + 1) * frac);
   }
 
+  // `given`: a first count already issued (the hi search: NextKeySteps), used when its probe is
+  // this search's first.
   __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
                                uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
-                               bool values, Probe& firstProbe) {
+                               bool values, Probe& firstProbe, const GivenCount* given) {
     if (lanes > kHalfCountLanes) {  // CountAtLeast's ones
       Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
-    } else {
+    } else if (t_.nextKeys == 0) {
       Duplicate(scratch_.ReinterpretCast<half>(), half(1.0f), static_cast<int32_t>(lanes));
     }
     int32_t hi = top;
@@ -1349,8 +1399,8 @@ class StemIndexer {
       // hi + 1; interpolation guesses where it crosses need (fast on smooth densities: in score
       // values for the hi digit), bisection bounds the worst case at twice its 16 steps.
       int32_t mid = lo + (hi - lo + 1) / 2;
-      if (gallop && probes == 0) {
-        mid = ValueDigit(hint.center);
+      if (gallop && probes == 0) {  // a count already issued at an older center is as good a start
+        mid = given != nullptr && given->valid ? given->at : ValueDigit(hint.center);
       } else if (gallop) {
         // The density: the previous row's for the first jump, then the last two probes' secant.
         float slope = 0.0f;
@@ -1371,7 +1421,12 @@ class StemIndexer {
       }
       mid = mid <= lo ? lo + 1 : (mid > hi ? hi : mid);
       if (!gallop) interpolate = !interpolate;
-      const uint32_t c = CountAtLeast(v, mid, lanes, part);
+      uint32_t c = 0;
+      if (probes == 0 && given != nullptr && given->valid && given->at == mid) {
+        c = ReadCount(part2NextBuf_.Get<half>());  // counted in the previous row's gaps (NextKeySteps)
+      } else {
+        c = CountAtLeast(v, mid, lanes, part);
+      }
       const bool reached = c >= need;
       if (reached) {
         lo = mid;
@@ -1602,11 +1657,16 @@ class StemIndexer {
   TBuf<TPosition::VECCALC> keyTmpBuf_;
   LocalTensor<float> hiNext_;  // the next row's hi digits (NextKeySteps)
   LocalTensor<float> keyTmp_;
-  uint32_t maskOf_[kMasks] = {0, 1, 2, 3, 4, 5, 6, 7};  // Mask(slot)'s buffer
+  uint32_t maskOf_[kMasks] = {0, 1, 2, 3, 4, 5, 6, 7, 8};  // Mask(slot)'s buffer
   struct NextKeys {
-    uint32_t row, lanes, step;
+    uint32_t row, lanes, step, steps;
+    int32_t probe;  // the first count's threshold
     bool active;
-  } next_{0, 0, 0, false};
+  } next_{0, 0, 0, 0, 0, false};
+  GivenCount given_{0, false};  // the current row's first count, issued by NextKeySteps
+  TBuf<TPosition::VECCALC> onesBuf_;
+  TBuf<TPosition::VECCALC> partNextBuf_;
+  TBuf<TPosition::VECCALC> part2NextBuf_;
 };
 
 }  // namespace
