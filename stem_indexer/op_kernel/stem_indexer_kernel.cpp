@@ -34,7 +34,9 @@
 //      of groupRows x 256 fp32 at UB offset 0; mode-4 cross-core flags hand them over (AIC ->
 //      AIV "ready" after the Fixpipe, AIV -> AIC "free" after its last read), so the cube runs
 //      up to 2 chunks ahead of each AIV; vbias is DMA'd beside it. The lanes outside a row's
-//      candidates [4, vis - 4) and the lanes with a NaN dot or vbias are masked and zeroed before
+//      candidates [4, vis - 4) (ChunkRange: a Duplicate per run of rows the chunk lies inside or
+//      outside of, a Compares per row whose window starts in it) and the lanes with a NaN dot or
+//      vbias are masked and zeroed before
 //      any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
@@ -376,6 +378,12 @@ class StemIndexer {
       Duplicate(onesBuf_.Get<half>(), half(1.0f), static_cast<int32_t>(w));
     }
     pipe->InitBuffer(partBuf_, RoundUpTo(repeats * 4, 32));
+    // Every chunk row's mask with its sink lanes 0..3 clear (ChunkRange, chunk 0).
+    pipe->InitBuffer(sinkMask_, n / 8);
+    LocalTensor<uint16_t> sink = sinkMask_.Get<uint16_t>();
+    Duplicate(sink, uint16_t(0xFFFFu), static_cast<int32_t>(n / 16));
+    WaitForPipe<HardEvent::V_S>();
+    for (uint32_t q = 0; q < t_.groupRows; ++q) sink.SetValue(q * (kChunk / 16), uint16_t(0xFFF0u));
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
@@ -1008,17 +1016,47 @@ class StemIndexer {
   // file comment). Mask(kRange) marks the candidates of each row, Mask(kNotNaN) those with dot,
   // vbias and s not NaN; every other lane is zeroed before the arithmetic, so no NaN enters a
   // vector operation.
+  // Mask(kRange) over the group's chunk [c0, c0 + 256): each row's candidates [4, vis - 4). A
+  // run of rows whose candidates cover the chunk, or miss it, is one Duplicate of all-ones or
+  // zero mask words; a row whose window starts inside the chunk is one Compares of the lane index
+  // idx; in chunk 0 one And with sinkMask_ then clears every row's sink lanes.
+  __aicore__ inline void ChunkRange(const LocalTensor<float>& idx, uint32_t c0) {
+    enum Kind : uint32_t { kFull, kEmpty, kPartial };
+    const LocalTensor<uint16_t> words = Mask(kRange).ReinterpretCast<uint16_t>();
+    constexpr uint32_t kRowWords = kChunk / 16;
+    uint32_t runStart = 0;
+    uint32_t runKind = kPartial;
+    for (uint32_t q = 0; q <= count_; ++q) {
+      uint32_t kind = kPartial;
+      uint32_t end = 0;
+      if (q < count_) {
+        const uint32_t vis = group_[q].vis;
+        end = vis > amct_stem::kWindow ? vis - amct_stem::kWindow : 0u;  // the candidates end
+        const uint32_t from = c0 > amct_stem::kSink ? c0 : amct_stem::kSink;  // the chunk's first candidate lane
+        kind = end <= from ? kEmpty : (c0 + kChunk <= end ? kFull : kPartial);
+      }
+      if (kind != runKind || kind == kPartial) {  // the run of rows [runStart, q) ends
+        if (runKind != kPartial && q > runStart) {
+          Duplicate(words[runStart * kRowWords], uint16_t(runKind == kFull ? 0xFFFFu : 0u),
+                    static_cast<int32_t>((q - runStart) * kRowWords));
+        }
+        runStart = q;
+        runKind = kind;
+      }
+      if (q < count_ && kind == kPartial) {
+        Compares(Mask(kRange)[q * kChunk / 8], idx, static_cast<float>(end), CMPMODE::LT, kChunk);
+      }
+    }
+    if (c0 == 0) {
+      And(words, words, sinkMask_.Get<uint16_t>(), static_cast<int32_t>(count_ * kRowWords));
+    }
+  }
+
   __aicore__ inline void Scores(const LocalTensor<float>& sv, const LocalTensor<float>& bv, uint32_t c0,
                                 uint32_t rowsN) {
     LocalTensor<float> idx = chunkA_.Get<float>();
     CreateVecIndex(idx, static_cast<float>(c0), kChunk);
-    for (uint32_t q = 0; q < count_; ++q) {
-      const uint32_t bit = q * kChunk;
-      Compares(Mask(kRange)[bit / 8], idx, static_cast<float>(amct_stem::kSink), CMPMODE::GE, kChunk);
-      Compares(Mask(kAux)[bit / 8], idx, static_cast<float>(group_[q].vis - amct_stem::kWindow), CMPMODE::LT,
-               kChunk);
-      AndMask(kRange, kAux, kChunk, bit, bit);
-    }
+    ChunkRange(idx, c0);
     Compare(Mask(kNegative), bv, bv, CMPMODE::EQ, kChunk);  // kNegative: vbias is not NaN
     Select(bv, Mask(kNegative), bv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kChunk);
     Compare(Mask(kNotNaN), sv, sv, CMPMODE::EQ, rowsN);
@@ -1665,6 +1703,7 @@ class StemIndexer {
   } next_{0, 0, 0, 0, 0, false};
   GivenCount given_{0, false};  // the current row's first count, issued by NextKeySteps
   TBuf<TPosition::VECCALC> onesBuf_;
+  TBuf<TPosition::VECCALC> sinkMask_;
   TBuf<TPosition::VECCALC> partNextBuf_;
   TBuf<TPosition::VECCALC> part2NextBuf_;
 };
