@@ -236,6 +236,22 @@ class ExactSumTest(unittest.TestCase):
             self.assertEqual(set(tiny_rows.values()), {True})
         self.assertExact(rows, y)
 
+    def test_tiny_detection_folds_every_row(self):
+        """AnyTinyNonzero folds 7 rows (odd: the last row goes into the accumulator before each
+        halving): a tiny value in any one of them, at any lane, makes the chunk tiny."""
+        rows = [[f32_bits(1.0)] * LANES for _ in range(7)]
+        y = [f32_bits(-2.0)] * LANES
+        for arch in ARCHES:
+            _, _, tiny_all = self.run_lanes(rows, y, "flush", arch)
+            self.assertFalse(tiny_all)
+            for r in range(7):
+                marked = [list(row) for row in rows]
+                marked[r][(37 * r + 11) % LANES] = 0x80000001 if r % 2 else TINY_BITS - 1
+                with self.subTest(arch=arch, row=r):
+                    _, tiny_rows, tiny_all = self.run_lanes(marked, y, "flush", arch)
+                    self.assertTrue(tiny_all)
+                    self.assertEqual([q for q, t in sorted(tiny_rows.items()) if t], [r])
+
     def test_no_tiny_lane_no_exact_form(self):
         rows = [[0, f32_bits(1.5)] * (LANES // 2)]
         for arch in ARCHES:

@@ -172,9 +172,9 @@ __aicore__ inline void ScaleAddExact(const AscendC::LocalTensor<float>& x, const
 // 0 < |value| < 2^-54: only then can the scaled path of ScaleAddExact matter (a lane whose x and y
 // are each 0 or at least 2^-54 in magnitude is exact on the hardware path). Integer steps: the
 // key |bits| - 1, with +-0 mapped to the largest key (as uint32 on dav-3510, whose Min takes
-// uint32; elsewhere the sign bit cleared, an int32 key), the minimum key by Min folds, and one
-// scalar read of 8 keys with explicit V -> S and S -> V flags. w is rows * lanes 32-bit values,
-// acc `lanes`.
+// uint32; elsewhere the sign bit cleared, an int32 key), the minimum key by Min folds, and four
+// scalar reads of the last 8 keys with explicit V -> S and S -> V flags. w is rows * lanes
+// 32-bit values (overwritten), acc `lanes`.
 template <int arch = __NPU_ARCH__>
 __aicore__ inline void TinyKeys(const AscendC::LocalTensor<float>& key, const AscendC::LocalTensor<float>& x,
                                 int32_t cnt) {
@@ -204,11 +204,24 @@ __aicore__ inline bool AnyTinyNonzero(const AscendC::LocalTensor<float>& x, uint
   TinyKeys<arch>(w, x, static_cast<int32_t>(rows * lanes));
   AscendC::LocalTensor<Key> a = acc.template ReinterpretCast<Key>();
   AscendC::LocalTensor<Key> k = w.template ReinterpretCast<Key>();
-  for (uint32_t q = 0; q < rows; ++q) AscendC::Min(a, a, k[q * lanes], static_cast<int32_t>(lanes));
+  // The rows fold pairwise, half of them onto the other half (an odd last row into acc): one Min
+  // per halving rather than per row.
+  for (uint32_t r = rows; r > 1; r /= 2) {
+    if (r % 2 == 1) AscendC::Min(a, a, k[(r - 1) * lanes], static_cast<int32_t>(lanes));
+    AscendC::Min(k, k, k[(r / 2) * lanes], static_cast<int32_t>((r / 2) * lanes));
+  }
+  AscendC::Min(a, a, k, static_cast<int32_t>(lanes));
   for (uint32_t h = lanes / 2; h >= 8; h /= 2) AscendC::Min(a, a, a[h], static_cast<int32_t>(h));
   WaitForPipe<AscendC::HardEvent::V_S>();
   bool tiny = false;
-  for (uint32_t i = 0; i < 8; ++i) tiny = tiny || a.GetValue(i) < static_cast<Key>(exact_sum::kTinyBits - 1);
+  const AscendC::LocalTensor<uint64_t> pairs = acc.template ReinterpretCast<uint64_t>();
+  for (uint32_t i = 0; i < 4; ++i) {  // the 8 keys, two per scalar read
+    const uint64_t two = pairs.GetValue(i);
+    const Key lowKey = static_cast<Key>(static_cast<uint32_t>(two));
+    const Key highKey = static_cast<Key>(static_cast<uint32_t>(two >> 32));
+    const Key limit = static_cast<Key>(exact_sum::kTinyBits - 1);
+    tiny = tiny || lowKey < limit || highKey < limit;
+  }
   WaitForPipe<AscendC::HardEvent::S_V>();  // later vector ops may overwrite acc
   return tiny;
 }
