@@ -384,6 +384,10 @@ class StemIndexer {
     Duplicate(sink, uint16_t(0xFFFFu), static_cast<int32_t>(n / 16));
     WaitForPipe<HardEvent::V_S>();
     for (uint32_t q = 0; q < t_.groupRows; ++q) sink.SetValue(q * (kChunk / 16), uint16_t(0xFFF0u));
+    // Gather offsets that repeat one chunk row's 8 mask words for every row (Scores' vbias mask).
+    pipe->InitBuffer(rowRepeat_, n / 8);
+    LocalTensor<uint32_t> repeatOff = rowRepeat_.Get<uint32_t>();
+    for (uint32_t i = 0; i < n / 32; ++i) repeatOff.SetValue(i, (i % (kChunk / 32)) * 4);
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
@@ -1061,7 +1065,10 @@ class StemIndexer {
     Select(bv, Mask(kNegative), bv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, kChunk);
     Compare(Mask(kNotNaN), sv, sv, CMPMODE::EQ, rowsN);
     AndMask(kNotNaN, kRange, rowsN);
-    for (uint32_t q = 0; q < count_; ++q) AndMask(kNotNaN, kNegative, kChunk, q * kChunk, 0);
+    // The vbias mask (one chunk row's 256 bits) repeated for every row by one Gather, then one And.
+    Gather(Mask(kAux).ReinterpretCast<uint32_t>(), Mask(kNegative).ReinterpretCast<uint32_t>(),
+           rowRepeat_.Get<uint32_t>(), 0u, count_ * (kChunk / 32));
+    AndMask(kNotNaN, kAux, rowsN);
     Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
     if (AnyTinyScore(sv, bv)) {
       // Subnormals may be involved: the exact form. hi_, lo_, scratch_ and chunkA_ are free
@@ -1704,6 +1711,7 @@ class StemIndexer {
   GivenCount given_{0, false};  // the current row's first count, issued by NextKeySteps
   TBuf<TPosition::VECCALC> onesBuf_;
   TBuf<TPosition::VECCALC> sinkMask_;
+  TBuf<TPosition::VECCALC> rowRepeat_;
   TBuf<TPosition::VECCALC> partNextBuf_;
   TBuf<TPosition::VECCALC> part2NextBuf_;
 };
