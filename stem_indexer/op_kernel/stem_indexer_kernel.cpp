@@ -65,8 +65,9 @@
 //      score value: the previous row's for the first jump, then the secant of the last two
 //      probes) puts the crossing, each at least 1, 2, 4 ... digits on, until the count crosses
 //      K, then bisection alternating with interpolation (in score values), ended by a scalar
-//      pass over at most 16 lanes (on rows of > 256 lanes over at most 8 lanes spanning > 8
-//      values); then, only when the K-th key's hi bucket is split, the same on the lo digit
+//      pass over the values of at most 16 lanes, compacted by GatherMask (on rows of > 256
+//      lanes spanning at least 3 digits); then, only when the K-th key's hi bucket is split, the
+//      same on the lo digit
 //      within that bucket (from its
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
@@ -122,23 +123,6 @@ __aicore__ inline Nd2NzParams OneMatrixNd2Nz(uint32_t rows, uint32_t d, uint32_t
   return Nd2NzParams(1, static_cast<uint16_t>(rows), d, 0, kDim, static_cast<uint16_t>(c0Stride), 1, 0);
 }
 __aicore__ inline int64_t BlocksOf(int64_t tokens) { return tokens <= 0 ? 0 : (tokens + 127) / 128; }
-
-// Index of the lowest set bit of x != 0.
-__aicore__ inline uint32_t LowestBit(uint32_t x) {
-  uint32_t n = 0;
-  if ((x & 0xFFFFu) == 0) { n += 16; x >>= 16; }
-  if ((x & 0xFFu) == 0) { n += 8; x >>= 8; }
-  if ((x & 0xFu) == 0) { n += 4; x >>= 4; }
-  if ((x & 0x3u) == 0) { n += 2; x >>= 2; }
-  if ((x & 0x1u) == 0) { n += 1; }
-  return n;
-}
-
-// Index of the lowest set bit of x != 0.
-__aicore__ inline uint32_t LowestBit64(uint64_t x) {
-  const uint32_t low = static_cast<uint32_t>(x);
-  return low != 0 ? LowestBit(low) : 32 + LowestBit(static_cast<uint32_t>(x >> 32));
-}
 
 // Index of the highest set bit of x != 0.
 __aicore__ inline uint32_t HighestBit(uint64_t x) {
@@ -241,12 +225,12 @@ struct Kth {
 // Below this many lanes in the bracket, the search ends with a scalar pass over them.
 constexpr uint32_t kScalarFinish = 16;
 // On rows of more than kShortRowLanes lanes, a bracket ends with that scalar pass only when it
-// holds at most kLongRowFinish lanes and spans more than 2^kFinishSpan values: the pass reads
-// the row's mask 64 bits at a time (17 cycles each) up to its last bracket lane, and each of
-// its lanes (17 cycles), about two counts' worth at 1024 lanes; a narrower or fuller bracket is
-// bisected (and interpolated).
-constexpr uint32_t kLongRowFinish = 8;
-constexpr int32_t kFinishSpan = 3;
+// holds at most kLongRowFinish lanes and hi - lo >= 2^kFinishSpan: the pass (one GatherMask of
+// the bracket's values, then a 17-cycle scalar read of each) costs about a count at 1024 lanes,
+// and a bracket of fewer digits is settled by one more count (of the values tried, these gave the
+// cost model's lowest 128K estimate).
+constexpr uint32_t kLongRowFinish = 16;
+constexpr int32_t kFinishSpan = 1;
 constexpr uint32_t kShortRowLanes = 256;
 // Up to this many per-repeat sums are added by the scalar unit (no second reduction).
 constexpr uint32_t kScalarSumRepeats = 2;
@@ -1494,31 +1478,30 @@ class StemIndexer {
   }
 
   // The `inside` (<= kScalarFinish) lanes with lo <= v <= hi, read by the scalar unit: the
-  // (need - above)-th largest of their values is the threshold. The mask is read 64 bits at a
-  // time, and only up to the word holding the last of them.
+  // (need - above)-th largest of their values is the threshold. GatherMask compacts their values
+  // (in index order) into scratch_ (free at the end of a search: its ones are refilled by the
+  // next), so the scalar unit reads just those values, not the mask words.
   __aicore__ inline Kth Finish(const LocalTensor<float>& v, int32_t lo, int32_t hi, uint32_t need, uint32_t above,
                                uint32_t inside, uint32_t lanes) {
+    const uint32_t repeats = lanes / kRepeatLanes;
+    LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
     Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
     Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);
     AndMask(kAux, kNegative, lanes);
-    ResultsToScalar(kKeySteps);  // the next row's keys meanwhile
+    Gather(pat, Mask(kAux).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
+    uint64_t rsvd = 0;
+    GatherMask(scratch_, v, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), rsvd);
+    ResultsToScalar(kPrefetchSteps);  // the next row's keys meanwhile
     float vals[kScalarFinish];
-    uint32_t m = 0;
-    const uint32_t wanted = inside < kScalarFinish ? inside : kScalarFinish;
-    LocalTensor<uint64_t> bits = Mask(kAux).ReinterpretCast<uint64_t>();
-    for (uint32_t w = 0; w < lanes / 64 && m < wanted; ++w) {
-      uint64_t word = bits.GetValue(w);
-      while (word != 0 && m < kScalarFinish) {
-        const uint32_t j = w * 64 + LowestBit64(word);
-        word &= word - 1u;
-        const float x = v.GetValue(j);  // insertion, descending
-        uint32_t at = m++;
-        while (at > 0 && vals[at - 1] < x) {
-          vals[at] = vals[at - 1];
-          --at;
-        }
-        vals[at] = x;
+    const uint32_t m = inside < kScalarFinish ? inside : kScalarFinish;
+    for (uint32_t i = 0; i < m; ++i) {
+      const float x = scratch_.GetValue(i);  // insertion, descending
+      uint32_t at = i;
+      while (at > 0 && vals[at - 1] < x) {
+        vals[at] = vals[at - 1];
+        --at;
       }
+      vals[at] = x;
     }
     WaitForPipe<HardEvent::S_V>();
     const float t = vals[need - above - 1];
