@@ -571,9 +571,9 @@ uint64_t ubBytes(uint32_t rowLanes, uint32_t groupRows, uint32_t scratchRows, bo
   // Compare masks: kNotNaN, kAux, kRange over a group's chunk, kNegative, kTaken, kTie over a row.
   bytes += 3 * (std::max(w, n) / 8) + 3 * (w / 8);
   bytes += n / 8 + n / 8;  // the chunk rows' sink mask, the Gather offsets repeating a row's mask
-  if (nextKeys) {  // the next row's hi digits, temporary, kRangeNext (a chunk's), kNegNext, kAuxNext,
-                   // the counts' half ones and the first count's two levels of sums
-    bytes += 2 * 4 * w + std::max(w, n) / 8 + 2 * (w / 8) + 2 * w + r32(repeats * 4) + 32;
+  if (nextKeys) {  // the next row's hi digits, temporary, kNegNext, kAuxNext, the counts' half ones
+                   // and the first count's two levels of sums
+    bytes += 2 * 4 * w + 2 * (w / 8) + 2 * w + r32(repeats * 4) + 32;
   }
   bytes += r32(repeats * 4) + r32((repeats / 64 + 1) * 4);  // the two levels of sums
   bytes += 2 * repeats * 32;                       // GatherMask patterns and their Gather offsets

@@ -40,7 +40,7 @@
 //      any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
 //      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
-//      bits 0xFFFE0000 (candidates with a NaN) or 0xFFFFFFFF (the others: not candidates) by an
+//      bits 0xFFFE0000 (candidates with a NaN) or 0x7FFF0000 (the others: not candidates) by an
 //      integer Or, so that a row needs only its scores in UB (4 bytes per key block, rowLanes >=
 //      maxKb) and no masks. s is exact (IEEE, subnormals included) whether
 //      or not the vector unit flushes subnormals (dav-3510 does): a chunk with a dot or vbias of
@@ -50,12 +50,14 @@
 //   2. The §4.1 key as a signed int32 split into hi = key >> 16 and lo = key & 0xFFFF, both exact
 //      in fp32, so fp32 compares order them exactly: a radix select on two 16-bit digits, MSB
 //      first. A NaN score gets hi = -32767, below -inf's -32641 (the lowest key, as in §4.1);
-//      lanes that are not candidates get -32768 and are never counted. hi is built from the
+//      lanes that are not candidates get 32767, above +inf's 32640, so that every count holds
+//      them all (lanes - n: the search counts from there) and the chosen mask (hi above the K-th
+//      key's digit) takes them with the Top-K lanes, ready for the emission. hi is built from the
 //      row's scores when the row is selected, or, where the UB holds a second row of keys
 //      (tiling nextKeys), one vector step at a time while the scalar unit reads the previous
 //      row's counts (NextKeySteps), followed there by the row's first count (step 3) at the
-//      probe the hint gave then: the 0xFFFE0000 lanes give -32767, the 0xFFFFFFFF
-//      lanes -32768, with no candidate mask.
+//      probe the hint gave then: the 0xFFFE0000 lanes give -32767, the 0x7FFF0000
+//      lanes 32767, with no candidate mask.
 //   3. Per row, the K-th key: the cumulative histogram of the hi digit (count of hi >= t, a
 //      Compares, a Select of ones and the vector unit's sums, in half on rows of <= 2048 lanes,
 //      exact there, else in fp32) searched from the previous rows' hi thresholds (the rows of a
@@ -96,7 +98,8 @@ using amct_kernel::WaitForPipe;
 
 constexpr float kScale = 0.015625f;         // 2^-6: exact scaling
 constexpr int32_t kHiNaN = -32767;          // hi digit given to a NaN score: the lowest key
-constexpr int32_t kHiNone = -32768;         // hi digit of a lane that is not a candidate: below every key
+constexpr int32_t kHiNone = 32767;          // hi digit of a lane that is not a candidate: above every key
+constexpr int32_t kNotCandidateBits = 0x7FFF0000;  // the score bits giving kHiNone (a NaN pattern no score has)
 constexpr int32_t kHiTop = 32640;           // hi half of +inf's key: nothing is above
 constexpr int32_t kLoTop = 65535;
 constexpr uint32_t kRepeatLanes = 64;       // fp32 lanes per repeat
@@ -347,7 +350,7 @@ class StemIndexer {
     const uint32_t maskLanes = w > n ? w : n;
     const bool next = t_.nextKeys != 0;
     for (uint32_t m = 0; m < kMasks; ++m) {
-      const bool nextOnly = m == kRangeNext || m == kNegNext || m == kAuxNext;
+      const bool nextOnly = m == kNegNext || m == kAuxNext;
       if (!nextOnly || next) pipe->InitBuffer(maskBuf_[m], (m < kChunkMasks ? maskLanes : w) / 8);
     }
     const uint32_t repeats = w / kRepeatLanes;
@@ -409,18 +412,16 @@ class StemIndexer {
   }
 
  private:
-  static constexpr uint32_t kMasks = 9;
-  // kRangeNext, kNegNext and kAuxNext belong to the next row's keys and first count
-  // (NextKeySteps); RowKeys swaps the buffers behind kRange and kRangeNext when a row starts with
-  // its keys built. The chunk steps use kNotNaN, kAux and kRange over a group's chunk (n bits);
-  // the others hold one row (w bits).
+  static constexpr uint32_t kMasks = 8;
+  // kNegNext and kAuxNext belong to the next row's keys and first count (NextKeySteps). The
+  // chunk steps use kNotNaN, kAux and kRange over a group's chunk (n bits); the others hold one
+  // row (w bits).
   enum MaskSlot : uint32_t {
-    kNotNaN = 0, kAux = 1, kRange = 2, kRangeNext = 3, kNegative = 4, kTaken = 5, kTie = 6, kNegNext = 7,
-    kAuxNext = 8
+    kNotNaN = 0, kAux = 1, kRange = 2, kNegative = 3, kTaken = 4, kTie = 5, kNegNext = 6, kAuxNext = 7
   };
-  static constexpr uint32_t kChunkMasks = 4;  // slots below this hold n bits (kRangeNext: swapped with kRange)
+  static constexpr uint32_t kChunkMasks = 3;  // slots below this hold n bits
 
-  __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t slot) { return maskBuf_[maskOf_[slot]].Get<uint8_t>(); }
+  __aicore__ inline LocalTensor<uint8_t> Mask(uint32_t slot) { return maskBuf_[slot].Get<uint8_t>(); }
 
   // Mask(dst) op= Mask(src) over `lanes` mask bits (And, or Or when `orMasks`), at bit `first`.
   __aicore__ inline void AndMask(uint32_t dst, uint32_t src, uint32_t lanes, uint32_t dstFirst = 0,
@@ -964,7 +965,7 @@ class StemIndexer {
     if (cols == 0) {  // no candidate: every lane unscored (what Scores and MarkUnscored would give)
       if (c0 == 0) WaitForPipe<HardEvent::MTE3_V>();  // the previous group's emission DMAs have read s_
       for (uint32_t q = 0; q < count_; ++q) {
-        Duplicate(s_[q * t_.rowLanes + c0].ReinterpretCast<int32_t>(), int32_t(-1), static_cast<int32_t>(kChunk));
+        Duplicate(s_[q * t_.rowLanes + c0].ReinterpretCast<int32_t>(), kNotCandidateBits, static_cast<int32_t>(kChunk));
       }
       return;
     }
@@ -1111,12 +1112,13 @@ class StemIndexer {
   }
 
   // The lanes Scores left unscored (Mask(kNotNaN) clear; s = +0 there) get bits that RowKeys
-  // maps to digits below every key's: 0xFFFE0000 (hi -32767, kHiNaN) on the candidates with a
-  // NaN score, 0xFFFFFFFF (hi -32768, kHiNone: never counted) on the lanes that are not
-  // candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not its masks,
-  // and RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). Integer steps
-  // only (0, -131072 or -1 from two Selects, cast exactly to int32, then Or into the zero bits):
-  // no vector arithmetic ever reads the patterns as floats.
+  // maps to digits outside every key's: 0xFFFE0000 (hi -32767, kHiNaN, below every key) on the
+  // candidates with a NaN score, 0x7FFF0000 (hi 32767, kHiNone, above every key) on the lanes
+  // that are not candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not
+  // its masks, and RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)).
+  // Integer steps only (0, -131072 or 2^31 - 2^16 from two Selects, each exact in fp32 and cast
+  // exactly to int32, then Or into the zero bits): no vector arithmetic ever reads the patterns as
+  // floats.
   // sv holds `lanes` lanes from lane `bit` of the group's chunk (the masks' bit offset).
   __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t bit, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
@@ -1124,7 +1126,8 @@ class StemIndexer {
     LocalTensor<uint8_t> unscored = Mask(kAux)[bit / 8];
     Not(unscored.ReinterpretCast<uint16_t>(), Mask(kNotNaN)[bit / 8].ReinterpretCast<uint16_t>(), cnt / 16);
     Duplicate(f, -131072.0f, cnt);  // 0xFFFE0000 as an int32
-    Select(f, Mask(kRange)[bit / 8], f, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(f, Mask(kRange)[bit / 8], f, static_cast<float>(kNotCandidateBits), SELMODE::VSEL_TENSOR_SCALAR_MODE,
+           lanes);
     Select(f, unscored, f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
     Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // exact
     Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
@@ -1134,13 +1137,13 @@ class StemIndexer {
   // is selected. With r = the fp32 bits of s shifted right by 16 (arithmetic): hi = r for a clear
   // sign bit, and ~(|bits| >> 16) = -r - 32769 for a set one (-0.0 gives -1, below +0.0's 0). The
   // unscored lanes (MarkUnscored: no score has their bits, which are NaNs) have r = -2, so hi =
-  // -32767 (kHiNaN) on the NaN candidates, and r = -1, so hi = -32768 (kHiNone) on the others,
-  // below every score's digit (-inf's is -32641).
-  // Step `step` (< kKeySteps) of the keys of the row scores s into hi (tmp: a row buffer; neg, the
-  // sign mask, and range, the candidates: hi above kHiNone, mask slots). One vector instruction a
-  // step, so that the next row's keys can fill the scalar unit's gaps (NextKeySteps).
+  // -32767 (kHiNaN) on the NaN candidates, below every score's digit (-inf's is -32641), and r =
+  // 32767, so hi = 32767 (kHiNone) on the others, above every score's (+inf's is 32640).
+  // Step `step` (< kKeySteps) of the keys of the row scores s into hi (tmp: a row buffer; neg: the
+  // sign mask's slot). One vector instruction a step, so that the next row's keys can fill the
+  // scalar unit's gaps (NextKeySteps).
   __aicore__ inline void KeyStep(uint32_t step, const LocalTensor<float>& s, const LocalTensor<float>& hi,
-                                 const LocalTensor<float>& tmp, uint32_t neg, uint32_t range, uint32_t lanes) {
+                                 const LocalTensor<float>& tmp, uint32_t neg, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     switch (step) {
       case 0: ShiftRight(tmp.ReinterpretCast<int32_t>(), s.ReinterpretCast<int32_t>(), int32_t(16), cnt); break;
@@ -1148,18 +1151,17 @@ class StemIndexer {
       case 2: Compares(Mask(neg), hi, 0.0f, CMPMODE::LT, lanes); break;
       case 3: Muls(tmp, hi, -1.0f, cnt); break;
       case 4: Adds(tmp, tmp, -32769.0f, cnt); break;
-      case 5: Select(hi, Mask(neg), tmp, hi, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes); break;
-      default: Compares(Mask(range), hi, static_cast<float>(kHiNone), CMPMODE::GT, lanes); break;
+      default: Select(hi, Mask(neg), tmp, hi, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes); break;
     }
   }
-  static constexpr uint32_t kKeySteps = 7;
-  static constexpr uint32_t kPrefetchSteps = 11;  // kKeySteps, then the first count's four (NextKeySteps)
+  static constexpr uint32_t kKeySteps = 6;
+  static constexpr uint32_t kPrefetchSteps = 10;  // kKeySteps, then the first count's four (NextKeySteps)
 
   // ---- the next row's keys, built in the scalar unit's gaps --------------------------------------
   // A row's selection alternates vector counts with scalar reads and decisions, and the vector
   // unit would idle while the scalar unit reads a count and picks the next probe. The next row's
-  // keys do not depend on this row, so their steps are issued into hiNext_ (keyTmp_, kNegNext,
-  // kRangeNext) one at a time between the flag that hands a result to the scalar unit and the
+  // keys do not depend on this row, so their steps are issued into hiNext_ (keyTmp_, kNegNext)
+  // one at a time between the flag that hands a result to the scalar unit and the
   // scalar unit's wait for it (ResultsToScalar); SelectRow then swaps them in.
   // With a valid hint and a half count, the next row's first count (its hi search's first probe,
   // at the hint's center as it stands now: a row older than the search itself would use, which only
@@ -1177,7 +1179,7 @@ class StemIndexer {
   __aicore__ inline void NextKeySteps(uint32_t steps) {
     for (uint32_t i = 0; i < steps && next_.active && next_.step < next_.steps; ++i, ++next_.step) {
       if (next_.step < kKeySteps) {
-        KeyStep(next_.step, s_[next_.row * t_.rowLanes], hiNext_, keyTmp_, kNegNext, kRangeNext, next_.lanes);
+        KeyStep(next_.step, s_[next_.row * t_.rowLanes], hiNext_, keyTmp_, kNegNext, next_.lanes);
       } else {
         CountStep(next_.step - kKeySteps, hiNext_, next_.probe, kAuxNext, keyTmp_.ReinterpretCast<half>(),
                   partNextBuf_.Get<half>(), part2NextBuf_.Get<half>(), next_.lanes);
@@ -1214,8 +1216,8 @@ class StemIndexer {
     WaitFlag<HardEvent::V_S>(id);
   }
 
-  // hi_ and Mask(kRange) = the keys of row q (see the file comment and KeyStep): swapped in when
-  // the previous row's gaps built them (the steps left issued now), else built here.
+  // hi_ = the keys of row q (see the file comment and KeyStep): swapped in when the previous row's
+  // gaps built them (the steps left issued now), else built here.
   __aicore__ inline void RowKeys(uint32_t q, uint32_t lanes) {
     given_.valid = false;
     if (next_.active && next_.row == q) {
@@ -1225,19 +1227,16 @@ class StemIndexer {
       const LocalTensor<float> built = hiNext_;
       hiNext_ = hi_;
       hi_ = built;
-      const uint32_t range = maskOf_[kRangeNext];
-      maskOf_[kRangeNext] = maskOf_[kRange];
-      maskOf_[kRange] = range;
     } else {
       for (uint32_t step = 0; step < kKeySteps; ++step) {
-        KeyStep(step, s_[q * t_.rowLanes], hi_, scratch_, kNegative, kRange, lanes);
+        KeyStep(step, s_[q * t_.rowLanes], hi_, scratch_, kNegative, lanes);
       }
     }
     StartNextKeys(q + 1);
   }
 
   // lo_ = the lo digit of the key of s: the low 16 bits w of the fp32 bits for a clear sign bit,
-  // 65535 - w for a set one (the NaN bucket hi = -32768 is never split by lo: Choose ends before).
+  // 65535 - w for a set one (the NaN bucket hi = -32767 is never split by lo: Choose ends before).
   __aicore__ inline void LowKeys(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> loU = lo_.ReinterpretCast<uint32_t>();
@@ -1337,11 +1336,12 @@ class StemIndexer {
   // digits. Updates the hint.
   // `part`: a row buffer free meanwhile (CountAtLeast).
   __aicore__ inline Kth Rank(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                             uint32_t lanes, const LocalTensor<float>& part, RankHint* hint = nullptr) {
+                             uint32_t above, uint32_t lanes, const LocalTensor<float>& part,
+                             RankHint* hint = nullptr) {
     const bool gallop = hint != nullptr && hint->valid;
     Probe firstProbe{0, 0};
-    const Kth k = Search(v, lo, top, need, atLeast, lanes, part, gallop, gallop ? *hint : RankHint{}, hint != nullptr,
-                         firstProbe, hint != nullptr ? &given_ : nullptr);
+    const Kth k = Search(v, lo, top, need, atLeast, above, lanes, part, gallop, gallop ? *hint : RankHint{},
+                         hint != nullptr, firstProbe, hint != nullptr ? &given_ : nullptr);
     if (hint != nullptr) {
       if (k.threshold != firstProbe.at && firstProbe.count != k.atLeast) {
         const float slope = Slope(firstProbe, Probe{k.threshold, k.atLeast});
@@ -1403,7 +1403,7 @@ class StemIndexer {
   // `given`: a first count already issued (the hi search: NextKeySteps), used when its probe is
   // this search's first.
   __aicore__ inline Kth Search(const LocalTensor<float>& v, int32_t lo, int32_t top, uint32_t need, uint32_t atLeast,
-                               uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
+                               uint32_t above, uint32_t lanes, const LocalTensor<float>& part, bool gallop, const RankHint& hint,
                                bool values, Probe& firstProbe, const GivenCount* given) {
     if (lanes > kHalfCountLanes) {  // CountAtLeast's ones
       Duplicate(scratch_, 1.0f, static_cast<int32_t>(lanes));
@@ -1411,7 +1411,7 @@ class StemIndexer {
       Duplicate(scratch_.ReinterpretCast<half>(), half(1.0f), static_cast<int32_t>(lanes));
     }
     int32_t hi = top;
-    uint32_t above = 0;  // count(v >= hi + 1): nothing lies above top
+    // above = count(v >= hi + 1): what lies above top
     bool interpolate = false;
     uint32_t probes = 0;
     bool up = true;
@@ -1523,15 +1523,22 @@ class StemIndexer {
   // the K chosen lanes among the n candidates of a row. Returns the tie count.
   __aicore__ inline uint32_t Choose(const LocalTensor<float>& hi, const LocalTensor<float>& s, uint32_t n,
                                     uint32_t K, uint32_t lanes) {
-    // count(hi >= lowest) = the n candidates >= K, nothing lies above highest: no count needed.
-    // The first row searches within the row's digit range, the others gallop from the previous
-    // row's threshold (Rank).
+    // The counts of the hi digit hold the lanes - n lanes that are not candidates (kHiNone, above
+    // every key): count(hi >= lowest) = lanes, count(hi > highest) = lanes - n, and the search
+    // takes K + lanes - n, so that the chosen mask holds those lanes too (Emit's sink, window and
+    // tail). The first row searches within the row's digit range, the others gallop from the
+    // previous row's threshold (Rank).
+    const uint32_t others = lanes - n;
     int32_t lowest = kHiNaN, highest = kHiTop;
-    if (!hiHint_.valid) DigitRange(hi, kRange, lanes, lowest, highest);  // Mask(kRange): SelectRow's candidates
-    const Kth h = Rank(hi, lowest, highest, K, n, lanes, CountBuffer(lanes), &hiHint_);
-    const uint32_t need = K - h.above;  // lanes still to take from the bucket hi == h.threshold
+    if (!hiHint_.valid) {
+      Compares(Mask(kRange), hi, static_cast<float>(kHiTop), CMPMODE::LE, lanes);  // the candidates
+      DigitRange(hi, kRange, lanes, lowest, highest);
+    }
+    const uint32_t take = K + others;
+    const Kth h = Rank(hi, lowest, highest, take, lanes, others, lanes, CountBuffer(lanes), &hiHint_);
+    const uint32_t need = take - h.above;  // lanes still to take from the bucket hi == h.threshold
     const float th = static_cast<float>(h.threshold);
-    if (h.atLeast == K) {  // the whole bucket is taken
+    if (h.atLeast == take) {  // the whole bucket is taken
       Compares(Mask(kTaken), hi, th, CMPMODE::GE, lanes);
       return 0;
     }
@@ -1544,7 +1551,7 @@ class StemIndexer {
     const uint32_t bucket = h.atLeast - h.above;
     int32_t lowest2 = 0, highest2 = kLoTop;
     if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
-    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, lanes, hi_);  // hi_ is no longer needed
+    const Kth l = Rank(lo_, lowest2, highest2, need, bucket, 0, lanes, hi_);  // hi_ is no longer needed
     const float tl = static_cast<float>(l.threshold);
     if (l.atLeast == need) {  // the K-th key's lanes are all taken: no ties to order
       Compares(Mask(kAux), lo_, tl, CMPMODE::GE, lanes);  // lo_ is -1 outside the bucket, tl >= 0
@@ -1586,11 +1593,9 @@ class StemIndexer {
     uint32_t K = Min(row.K, n);
     K = Min(K, amct_stem::kMaxK);
     const LocalTensor<float> s = s_[q * t_.rowLanes];
-    // hi_ and the candidates, Mask(kRange) (kept for Emit: the lanes outside them are the sink,
-    // the window and the lanes from vis on).
     RowKeys(q, lanes);
-    if (K == 0) {  // only out-of-contract lengths (a prompt shorter than kv) give K = 0
-      Duplicate(Mask(kTaken).ReinterpretCast<uint16_t>(), uint16_t(0), static_cast<int32_t>(lanes / 16));
+    if (K == 0) {  // only out-of-contract lengths (a prompt shorter than kv) give K = 0: no candidate
+      Compares(Mask(kTaken), hi_, static_cast<float>(kHiTop), CMPMODE::GT, lanes);
     } else {
       const uint32_t ties = Choose(hi_, s, n, K, lanes);
       if (ties > 0) TakeTies(ties, lanes);
@@ -1600,9 +1605,9 @@ class StemIndexer {
     WriteLength(row.outRow, written);
   }
 
-  // Compacts the index ramp by Mask(kTaken) plus the lanes that are not candidates (Mask(kRange)
-  // clear: the sink lanes [0, 4), the window lanes [vis - 4, vis) and the lanes from vis on) into
-  // the output row at `out`: `limit` elements, which are the sink, the K taken lanes and the window
+  // Compacts the index ramp by Mask(kTaken), which holds the chosen lanes and those that are not
+  // candidates (the sink lanes [0, 4), the window lanes [vis - 4, vis) and the lanes from vis on:
+  // Choose), into the output row at `out`: `limit` elements, which are the sink, the K taken lanes and the window
   // (ascending: the lanes from vis on come after them, and are not written). One GatherMask over
   // the row (each 64-lane repeat's pattern spread into its own 32-B slot by one Gather, the
   // repeats' slots one block apart) into `slot`, the row's own scores (dead once it is selected,
@@ -1611,9 +1616,6 @@ class StemIndexer {
   __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& slot, uint64_t out, uint32_t limit, uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
-    const int32_t words = static_cast<int32_t>(lanes / 16);
-    Not(Mask(kAux).ReinterpretCast<uint16_t>(), Mask(kRange).ReinterpretCast<uint16_t>(), words);
-    OrMask(kTaken, kAux, lanes);
     Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
     uint64_t rsvd = 0;
     GatherMask(slot, ramp_, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), rsvd);
@@ -1685,7 +1687,6 @@ class StemIndexer {
   TBuf<TPosition::VECCALC> keyTmpBuf_;
   LocalTensor<float> hiNext_;  // the next row's hi digits (NextKeySteps)
   LocalTensor<float> keyTmp_;
-  uint32_t maskOf_[kMasks] = {0, 1, 2, 3, 4, 5, 6, 7, 8};  // Mask(slot)'s buffer
   struct NextKeys {
     uint32_t row, lanes, step, steps;
     int32_t probe;  // the first count's threshold
