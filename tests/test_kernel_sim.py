@@ -324,6 +324,12 @@ class SimGuardsTest(_ProgramTest):
                 "dc_params_gaps_and_ub_to_ub",
                 "dc_params_gaps_layout",
                 "dc_gm_to_veccalc_rejected",
+                "dc_ub_to_ub_strided",
+                "dc_ub_to_ub_strided_layout",
+                "dc_ub_to_ub_strided_dst_beyond_view",
+                "dc_ub_to_ub_strided_block_count",
+                "dc_ub_to_ub_strided_overlap",
+                "dc_ub_to_ub_strided_nop",
             ]
         )
 

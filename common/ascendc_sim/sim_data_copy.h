@@ -333,6 +333,44 @@ __aicore__ AMCT_SIM_INLINE void DataCopy(const LocalTensor<T>& dst, const LocalT
   AMCT_SIM_BARRIER();
 }
 
+// UB -> UB strided (counted as the V pipe; CANN "DataCopy (UBToUB high-dimensional)", VECIN ->
+// VECCALC and VECCALC -> VECOUT): blockCount blocks of blockLen 32-B data blocks, block i from src
+// + 32 * i * (blockLen + srcGap) to dst + 32 * i * (blockLen + dstGap).
+template <typename T>
+__aicore__ AMCT_SIM_INLINE void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                         const DataCopyParams& repeatParams) {
+  using namespace amct_sim::detail;
+  static const char* const kApi = "DataCopy(UB->UB)";
+  CheckDmaType<T>(kApi);
+  BlockCtx* c = Ctx(kApi);
+  CheckParamsRange(kApi, repeatParams);
+  Opnd d = MakeOpnd(dst, 0, "dst");
+  Opnd s = MakeOpnd(src, 0, "src");
+  const uint64_t count = repeatParams.blockCount;
+  const uint64_t row = 32ull * repeatParams.blockLen;
+  if (count == 0 || row == 0) {
+    CheckNopOperand(c, kApi, d);
+    CheckNopOperand(c, kApi, s);
+    return;
+  }
+  const uint64_t dstPitch = row + 32ull * repeatParams.dstGap;
+  const uint64_t srcPitch = row + 32ull * repeatParams.srcGap;
+  d.usedBytes = (count - 1) * dstPitch + row;
+  s.usedBytes = (count - 1) * srcPitch + row;
+  CheckOpnd(c, kApi, d);
+  CheckOpnd(c, kApi, s);
+  CheckOverlap(kApi, d, s);
+  const uint32_t seq = BeginOp(c, kPipeV);
+  AMCT_SIM_COST(c->cost, VectorBytes(kApi, sizeof(T), count * row));
+  for (uint64_t i = 0; i < count; ++i) {
+    UbRead(c, kPipeV, seq, static_cast<uint32_t>(s.off + i * srcPitch), static_cast<uint32_t>(row), kApi);
+    UbWrite(c, kPipeV, seq, static_cast<uint32_t>(d.off + i * dstPitch), static_cast<uint32_t>(row), kApi);
+  }
+  AMCT_SIM_BARRIER();
+  for (uint64_t i = 0; i < count; ++i) std::memcpy(d.ptr + i * dstPitch, s.ptr + i * srcPitch, row);
+  AMCT_SIM_BARRIER();
+}
+
 // GM -> UB with padding: blockCount bursts of blockLen bytes (GM gap srcStride bytes) into UB
 // slots of W = roundup32(L*sz + blockLen + R*sz) bytes at dst + i*(W + 32*dstStride).
 #if __NPU_ARCH__ == 3510

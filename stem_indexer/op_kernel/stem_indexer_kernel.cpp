@@ -985,7 +985,9 @@ class StemIndexer {
       MarkUnscored(sv[bit], bit, Min(ScratchRows(), count_ - q) * kChunk);
     }
     if (c0 == 0) WaitForPipe<HardEvent::MTE3_V>();  // the previous group's emission DMAs have read s_
-    for (uint32_t q = 0; q < count_; ++q) DataCopy(s_[q * t_.rowLanes + c0], sv[q * kChunk], kChunk);
+    // The group's chunk rows into their rows of s_, one strided copy (rows rowLanes apart).
+    DataCopy(s_[c0], sv, DataCopyParams(static_cast<uint16_t>(count_), kChunk * 4 / 32, 0,
+                                        static_cast<uint16_t>((t_.rowLanes - kChunk) * 4 / 32)));
     CrossCoreSetFlag<4, PIPE_V>(kFreeFlag);
     biasQue_.FreeTensor(bv);
   }

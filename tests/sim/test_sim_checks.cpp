@@ -1200,6 +1200,51 @@ void TestDataCopySemantics() {
       DataCopy(u, g, 64);
     });
   });
+
+  // UB -> UB with DataCopyParams: 3 blocks of 2 data blocks (16 floats), source gap 1 data block,
+  // destination gap 3; the bytes between the destination blocks keep their values.
+  std::vector<float> strided(160);
+  ExpectOk("dc_ub_to_ub_strided", [&] {
+    Run1([&] {
+      TPipe pipe;
+      TBuf<TPosition::VECIN> in;
+      TBuf<TPosition::VECCALC> out;
+      pipe.InitBuffer(in, 512);
+      pipe.InitBuffer(out, 640);
+      LocalTensor<float> a = in.Get<float>();
+      LocalTensor<float> b = out.Get<float>();
+      CreateVecIndex(a, 0.0f, 128);
+      Duplicate(b, -1.0f, 160);
+      DataCopy(b, a, DataCopyParams{3, 2, 1, 3});
+      SetFlag<HardEvent::V_S>(0);
+      WaitFlag<HardEvent::V_S>(0);
+      for (uint32_t i = 0; i < 160; ++i) strided[i] = b.GetValue(i);
+    });
+  });
+  ok = true;
+  for (uint32_t i = 0; i < 160; ++i) {
+    const uint32_t block = i / 40, at = i % 40;  // destination pitch: 2 + 3 data blocks = 40 floats
+    const float want = block < 3 && at < 16 ? static_cast<float>(block * 24 + at) : -1.0f;  // source pitch 24
+    ok = ok && strided[i] == want;
+  }
+  Check("dc_ub_to_ub_strided_layout", ok, "block i: src 32*i*(len+srcGap) -> dst 32*i*(len+dstGap)");
+  auto ubToUb = [](uint32_t dstFloats, uint32_t dstOffset, DataCopyParams p) {
+    return [=] {
+      Run1([=] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
+        DataCopy(buf.GetWithOffset<float>(dstFloats, dstOffset), buf.GetWithOffset<float>(256, 0), p);
+      });
+    };
+  };
+  ExpectError("dc_ub_to_ub_strided_dst_beyond_view", {"DataCopy(UB->UB)", "bounds", "dst"},
+              ubToUb(64, 2048, DataCopyParams{3, 2, 0, 2}));  // needs 2 * 128 + 64 = 320 B; the view holds 256
+  ExpectError("dc_ub_to_ub_strided_block_count", {"DataCopy(UB->UB)", "blockCount 4096"},
+              ubToUb(64, 2048, DataCopyParams{4096, 1, 0, 0}));
+  ExpectError("dc_ub_to_ub_strided_overlap", {"DataCopy(UB->UB)", "partially overlap"},
+              ubToUb(256, 256, DataCopyParams{2, 8, 0, 0}));  // src bytes [0, 512), dst [256, 768)
+  ExpectOk("dc_ub_to_ub_strided_nop", ubToUb(8, 2048, DataCopyParams{0, 1, 0, 0}));
 }
 
 // ---------------------------------------------------------------- vector ops
