@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <utility>
 #include <sstream>
 #include <string>
 
@@ -594,18 +595,14 @@ amct_stem::StemTiling computeTiling(int64_t B, int64_t Nq, int64_t Nk, int64_t m
   uint32_t rows = 0, scratchRows = 0;
   bool nextKeys = false;
   for (uint32_t r = 1; r <= amct_stem::kMaxGroupRows; ++r) {
-    for (bool next : {true, false}) {
-      bool fits = false;
-      for (uint32_t s : {r, (r + 1) / 2}) {
-        if (ubBytes(lanes, r, s, next) <= ub) {
-          rows = r;
-          scratchRows = s;
-          nextKeys = next;
-          fits = true;
-          break;
-        }
+    const std::pair<bool, uint32_t> choices[] = {{true, r}, {true, (r + 1) / 2}, {false, r}, {false, (r + 1) / 2}};
+    for (const auto& [next, s] : choices) {  // (next row's keys, scratch rows), preferred first
+      if (ubBytes(lanes, r, s, next) <= ub) {
+        rows = r;
+        scratchRows = s;
+        nextKeys = next;
+        break;
       }
-      if (fits) break;
     }
   }
   uint64_t maxLanes = 0;

@@ -74,8 +74,8 @@
 //      digit range). Equal keys are taken in index order (the smaller index first) by a scalar
 //      pass over the tie mask words.
 //   4. The chosen lanes and the lanes that are not candidates (the sink lanes 0..3, the window
-//      lanes vis-4..vis-1 and the lanes from vis on: a vector Not and Or of the row's candidate
-//      mask) form one mask; one GatherMask over the row (each 64-lane repeat's pattern spread
+//      lanes vis-4..vis-1 and the lanes from vis on: their digit kHiNone lies above the K-th
+//      key's) form one mask; one GatherMask over the row (each 64-lane repeat's pattern spread
 //      into its own 32-B slot by one Gather) compacts an index ramp by it, so the prefix is
 //      ascending by construction; its first K + 8 indices (the sink, the K chosen, the window:
 //      the lanes from vis on come after them) go to the row in one DMA, and L comes from a ring
@@ -373,8 +373,12 @@ class StemIndexer {
     for (uint32_t q = 0; q < t_.groupRows; ++q) sink.SetValue(q * (kChunk / 16), uint16_t(0xFFF0u));
     // Gather offsets that repeat one chunk row's 8 mask words for every row (Scores' vbias mask).
     pipe->InitBuffer(rowRepeat_, n / 8);
+    // Offset i is 4 * (i % 8) = (i << 29) >> 27 (32-bit logical shifts).
+    static_assert(kChunk / 32 == 8, "a chunk row's mask is 8 words");
     LocalTensor<uint32_t> repeatOff = rowRepeat_.Get<uint32_t>();
-    for (uint32_t i = 0; i < n / 32; ++i) repeatOff.SetValue(i, (i % (kChunk / 32)) * 4);
+    CreateVecIndex(repeatOff.ReinterpretCast<int32_t>(), int32_t(0), n / 32);
+    ShiftLeft(repeatOff, repeatOff, uint32_t(29), static_cast<int32_t>(n / 32));
+    ShiftRight(repeatOff, repeatOff, uint32_t(27), static_cast<int32_t>(n / 32));
     pipe->InitBuffer(part2Buf_, RoundUpTo((repeats / kRepeatLanes + 1) * 4, 32));
     pipe->InitBuffer(patBuf_, repeats * 32);
     pipe->InitBuffer(patOffBuf_, repeats * 32);
@@ -1003,10 +1007,6 @@ class StemIndexer {
     if (from < kChunk) Duplicate(row[from], 0.0f, static_cast<int32_t>(kChunk - from));
   }
 
-  // s = f32(f32(dot * 2^-6) + vbias) on the group's chunk rows, exact in every hardware mode (the
-  // file comment). Mask(kRange) marks the candidates of each row, Mask(kNotNaN) those with dot,
-  // vbias and s not NaN; every other lane is zeroed before the arithmetic, so no NaN enters a
-  // vector operation.
   // Mask(kRange) over the group's chunk [c0, c0 + 256): each row's candidates [4, vis - 4). A
   // run of rows whose candidates cover the chunk, or miss it, is one Duplicate of all-ones or
   // zero mask words; a row whose window starts inside the chunk is one Compares of the lane index
@@ -1043,6 +1043,10 @@ class StemIndexer {
     }
   }
 
+  // s = f32(f32(dot * 2^-6) + vbias) on the group's chunk rows, exact in every hardware mode (the
+  // file comment). Mask(kRange) marks the candidates of each row, Mask(kNotNaN) those with dot,
+  // vbias and s not NaN; every other lane is zeroed before the arithmetic, so no NaN enters a
+  // vector operation.
   __aicore__ inline void Scores(const LocalTensor<float>& sv, const LocalTensor<float>& bv, uint32_t c0,
                                 uint32_t rowsN) {
     LocalTensor<float> idx = chunkA_.Get<float>();
@@ -1164,7 +1168,7 @@ class StemIndexer {
   // unit would idle while the scalar unit reads a count and picks the next probe. The next row's
   // keys do not depend on this row, so their steps are issued into hiNext_ (keyTmp_, kNegNext)
   // one at a time between the flag that hands a result to the scalar unit and the
-  // scalar unit's wait for it (ResultsToScalar); SelectRow then swaps them in.
+  // scalar unit's wait for it (ResultsToScalar); RowKeys then swaps them in.
   // With a valid hint and a half count, the next row's first count (its hi search's first probe,
   // at the hint's center as it stands now: a row older than the search itself would use, which only
   // changes which probe comes first) follows its keys, into kAuxNext, keyTmp_ (free by then),
@@ -1485,14 +1489,10 @@ class StemIndexer {
   // next), so the scalar unit reads just those values, not the mask words.
   __aicore__ inline Kth Finish(const LocalTensor<float>& v, int32_t lo, int32_t hi, uint32_t need, uint32_t above,
                                uint32_t inside, uint32_t lanes) {
-    const uint32_t repeats = lanes / kRepeatLanes;
-    LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
     Compares(Mask(kAux), v, static_cast<float>(lo), CMPMODE::GE, lanes);
     Compares(Mask(kNegative), v, static_cast<float>(hi), CMPMODE::LE, lanes);
     AndMask(kAux, kNegative, lanes);
-    Gather(pat, Mask(kAux).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
-    uint64_t rsvd = 0;
-    GatherMask(scratch_, v, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), rsvd);
+    CompactByMask(scratch_, v, kAux, lanes);
     ResultsToScalar(kPrefetchSteps);  // the next row's keys meanwhile
     float vals[kScalarFinish];
     const uint32_t m = inside < kScalarFinish ? inside : kScalarFinish;
@@ -1568,7 +1568,7 @@ class StemIndexer {
 
   // Adds the first `ties` lanes of kTie (index order) to kTaken, on the scalar unit.
   __aicore__ inline void TakeTies(uint32_t ties, uint32_t lanes) {
-    ResultsToScalar(kKeySteps);  // the next row's keys meanwhile
+    ResultsToScalar(kPrefetchSteps);  // the next row's keys meanwhile
     LocalTensor<uint64_t> taken = Mask(kTaken).ReinterpretCast<uint64_t>();
     LocalTensor<uint64_t> tie = Mask(kTie).ReinterpretCast<uint64_t>();
     for (uint32_t w = 0; w < lanes / 64 && ties > 0; ++w) {  // 64 mask bits per scalar read
@@ -1607,20 +1607,29 @@ class StemIndexer {
     WriteLength(row.outRow, written);
   }
 
-  // Compacts the index ramp by Mask(kTaken), which holds the chosen lanes and those that are not
-  // candidates (the sink lanes [0, 4), the window lanes [vis - 4, vis) and the lanes from vis on:
-  // Choose), into the output row at `out`: `limit` elements, which are the sink, the K taken lanes and the window
-  // (ascending: the lanes from vis on come after them, and are not written). One GatherMask over
-  // the row (each 64-lane repeat's pattern spread into its own 32-B slot by one Gather, the
-  // repeats' slots one block apart) into `slot`, the row's own scores (dead once it is selected,
-  // and rewritten only by the next group's chunks, which wait for these DMAs: so no row waits for
-  // the previous row's), one DMA; the scalar unit reads nothing.
-  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& slot, uint64_t out, uint32_t limit, uint32_t lanes) {
+  // dst = the lanes of src [0, lanes) whose bit in Mask(slot) is set, densely in index order: one
+  // Gather spreads each 64-lane repeat's 8 mask bytes into its own 32-B pattern slot (GatherMask
+  // reads a repeat's user pattern src1RepeatStride blocks after the previous one), then one
+  // GatherMask over the row.
+  template <typename T>
+  __aicore__ inline void CompactByMask(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t slot,
+                                       uint32_t lanes) {
     const uint32_t repeats = lanes / kRepeatLanes;
     LocalTensor<uint32_t> pat = patBuf_.Get<uint32_t>();
-    Gather(pat, Mask(kTaken).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
-    uint64_t rsvd = 0;
-    GatherMask(slot, ramp_, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), rsvd);
+    Gather(pat, Mask(slot).ReinterpretCast<uint32_t>(), patOffBuf_.Get<uint32_t>(), 0u, repeats * 8);
+    uint64_t kept = 0;
+    GatherMask(dst, src, pat, false, 0u, GatherMaskParams(1, static_cast<uint16_t>(repeats), 8, 1), kept);
+  }
+
+  // Compacts the index ramp by Mask(kTaken), which holds the chosen lanes and those that are not
+  // candidates (the sink lanes [0, 4), the window lanes [vis - 4, vis) and the lanes from vis on:
+  // Choose), into the output row at `out`: `limit` elements, which are the sink, the K taken lanes
+  // and the window (ascending: the lanes from vis on come after them, and are not written). The
+  // compaction (CompactByMask) goes into `slot`, the row's own scores (dead once it is selected,
+  // and rewritten only by the next group's chunks, which wait for these DMAs: so no row waits for
+  // the previous row's), then one DMA; the scalar unit reads nothing.
+  __aicore__ inline uint32_t Emit(const LocalTensor<int32_t>& slot, uint64_t out, uint32_t limit, uint32_t lanes) {
+    CompactByMask(slot, ramp_, kTaken, lanes);
     WaitForPipe<HardEvent::V_MTE3>();
     DataCopyPad(outGm_[out], slot, DataCopyExtParams(1, limit * 4, 0, 0, 0));
     return limit;

@@ -178,6 +178,38 @@ void TestGather() {
 }
 
 // ---------------------------------------------------------------- GatherMask
+// Runs GatherMask on src with the user pattern words `pat` (builtin 0) or a built-in pattern, and
+// checks its output and rsvdCnt against `want` (the brute-force compaction).
+template <class T, class U>
+void CheckGatherMask(const std::string& name, const std::vector<T>& src, const std::vector<U>& pat, int builtin,
+                     const GatherMaskParams& gp, const std::vector<T>& want) {
+  const uint32_t srcElems = static_cast<uint32_t>(src.size());
+  const uint32_t patWords = static_cast<uint32_t>(pat.size());
+  std::vector<T> got(want.size());
+  uint64_t cnt = 0;
+  Run1([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, pb, db;
+    pipe.InitBuffer(sb, srcElems * sizeof(T));
+    pipe.InitBuffer(pb, static_cast<uint32_t>(patWords * sizeof(U) + 32));
+    pipe.InitBuffer(db, static_cast<uint32_t>(want.size() * sizeof(T) + 32));
+    LocalTensor<T> s = sb.Get<T>(srcElems);
+    for (uint32_t i = 0; i < srcElems; ++i) s.SetValue(i, src[i]);
+    LocalTensor<U> p = pb.Get<U>(patWords);
+    for (uint32_t k = 0; k < patWords; ++k) p.SetValue(k, pat[k]);
+    LocalTensor<T> d = db.Get<T>();
+    if (builtin == 0) {
+      GatherMask(d, s, p, false, 0, gp, cnt);
+    } else {
+      GatherMask(d, s, static_cast<uint8_t>(builtin), false, 0, gp, cnt);
+    }
+    for (uint32_t i = 0; i < want.size(); ++i) got[i] = d.GetValue(i);
+  });
+  bool ok = cnt == want.size();
+  for (size_t i = 0; i < want.size() && ok; ++i) ok = SameBits(got[i], want[i]);
+  Check(name, ok, Fmt("rsvdCnt %llu (want %zu) or a value differs", static_cast<unsigned long long>(cnt), want.size()));
+}
+
 template <class T>
 void GatherMaskCase(const char* name, int pattern /* 1..7, or 0 = user */, uint16_t repeats, uint8_t blkStride,
                     uint16_t repStride) {
@@ -204,34 +236,13 @@ void GatherMaskCase(const char* name, int pattern /* 1..7, or 0 = user */, uint1
       if (on[i]) want.push_back(src[(r * repStride + (i / B) * blkStride) * B + i % B]);
     }
   }
-  std::vector<T> got(want.size());
-  uint64_t cnt = 0;
-  Run1([&] {
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> sb, pb, db;
-    pipe.InitBuffer(sb, srcElems * sizeof(T));
-    pipe.InitBuffer(pb, 32);
-    pipe.InitBuffer(db, static_cast<uint32_t>(want.size() * sizeof(T) + 32));
-    LocalTensor<T> s = sb.Get<T>(srcElems);
-    for (uint32_t i = 0; i < srcElems; ++i) s.SetValue(i, src[i]);
-    LocalTensor<U> p = pb.Get<U>();
-    for (uint32_t k = 0; k < E / (8 * sizeof(U)); ++k) {
-      const uint32_t bit = k * 8 * sizeof(U);
-      p.SetValue(k, static_cast<U>(bits[bit / 64] >> (bit % 64)));
-    }
-    LocalTensor<T> d = db.Get<T>();
-    const GatherMaskParams gp(blkStride, repeats, repStride, 0);
-    if (pattern == 0) {
-      GatherMask(d, s, p, false, 0, gp, cnt);
-    } else {
-      GatherMask(d, s, static_cast<uint8_t>(pattern), false, 0, gp, cnt);
-    }
-    for (uint32_t i = 0; i < want.size(); ++i) got[i] = d.GetValue(i);
-  });
-  bool ok = cnt == want.size();
-  for (size_t i = 0; i < want.size() && ok; ++i) ok = SameBits(got[i], want[i]);
-  Check(std::string("gathermask_") + Name<T>() + "_" + name, ok,
-        Fmt("rsvdCnt %llu (want %zu) or a value differs", static_cast<unsigned long long>(cnt), want.size()));
+  std::vector<U> pat(E / (8 * sizeof(U)));
+  for (uint32_t k = 0; k < pat.size(); ++k) {
+    const uint32_t bit = k * 8 * sizeof(U);
+    pat[k] = static_cast<U>(bits[bit / 64] >> (bit % 64));
+  }
+  CheckGatherMask(std::string("gathermask_") + Name<T>() + "_" + name, src, pat, pattern,
+                  GatherMaskParams(blkStride, repeats, repStride, 0), want);
 }
 
 template <class T>
@@ -269,26 +280,8 @@ void GatherMaskPerRepeatCase(const char* name, uint16_t repeats, uint8_t patStri
       want.push_back(src[r * repStride * B + i]);
     }
   }
-  std::vector<T> got(want.size());
-  uint64_t cnt = 0;
-  Run1([&] {
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> sb, pb, db;
-    pipe.InitBuffer(sb, srcElems * sizeof(T));
-    pipe.InitBuffer(pb, static_cast<uint32_t>(patWords * sizeof(U) + 32));
-    pipe.InitBuffer(db, static_cast<uint32_t>(want.size() * sizeof(T) + 32));
-    LocalTensor<T> s = sb.Get<T>(srcElems);
-    for (uint32_t i = 0; i < srcElems; ++i) s.SetValue(i, src[i]);
-    LocalTensor<U> p = pb.Get<U>(patWords);
-    for (uint32_t k = 0; k < patWords; ++k) p.SetValue(k, pat[k]);
-    LocalTensor<T> d = db.Get<T>();
-    GatherMask(d, s, p, false, 0, GatherMaskParams(1, repeats, repStride, patStride), cnt);
-    for (uint32_t i = 0; i < want.size(); ++i) got[i] = d.GetValue(i);
-  });
-  bool ok = cnt == want.size();
-  for (size_t i = 0; i < want.size() && ok; ++i) ok = SameBits(got[i], want[i]);
-  Check(std::string("gathermask_") + Name<T>() + "_per_repeat_pattern_" + name, ok,
-        Fmt("rsvdCnt %llu (want %zu) or a value differs", static_cast<unsigned long long>(cnt), want.size()));
+  CheckGatherMask(std::string("gathermask_") + Name<T>() + "_per_repeat_pattern_" + name, src, pat, 0,
+                  GatherMaskParams(1, repeats, repStride, patStride), want);
 }
 
 void TestGatherMask() {
