@@ -39,10 +39,10 @@
 //      vbias are masked and zeroed before
 //      any arithmetic; then s = f32(f32(dot * 2^-6)
 //      + vbias) (Muls, Add) for all rows of the group at once; an inf - inf sum is masked again;
-//      precision 2 rounds s to bf16 (RNE) by integer steps on its bits; the masked lanes get the
-//      bits 0xFFFE0000 (candidates with a NaN) or 0x7FFF0000 (the others: not candidates) by an
-//      integer Or, so that a row needs only its scores in UB (4 bytes per key block, rowLanes >=
-//      maxKb) and no masks. s is exact (IEEE, subnormals included) whether
+//      the masked lanes get the bits 0xFFFE0000 (candidates with a NaN) or 0x7FFF0000 (the
+//      others: not candidates) by an int32 Select, so that a row needs only its scores in UB (4
+//      bytes per key block, rowLanes >= maxKb) and no masks; precision 2 then rounds s to bf16
+//      (RNE) by integer steps on its bits, which keep both patterns. s is exact (IEEE, subnormals included) whether
 //      or not the vector unit flushes subnormals (dav-3510 does): a chunk with a dot or vbias of
 //      magnitude in (0, 2^-54) is scored by amct_kernel::ScaleAddExact (amct_exact_sum.h: the
 //      tiny lanes in units of 2^64 and integer bit steps, never a subnormal in a float
@@ -986,7 +986,9 @@ class StemIndexer {
     Scores(sv, bv, c0, rowsN);
     for (uint32_t q = 0; q < count_; q += ScratchRows()) {
       const uint32_t bit = q * kChunk;
-      MarkUnscored(sv[bit], bit, Min(ScratchRows(), count_ - q) * kChunk);
+      const uint32_t lanes = Min(ScratchRows(), count_ - q) * kChunk;
+      MarkUnscored(sv[bit], bit, lanes);
+      if (t_.precision == 2) RoundToBf16(sv[bit], lanes);
     }
     if (c0 == 0) WaitForPipe<HardEvent::MTE3_V>();  // the previous group's emission DMAs have read s_
     // The group's chunk rows into their rows of s_, one strided copy (rows rowLanes apart).
@@ -1076,12 +1078,6 @@ class StemIndexer {
     }
     Compare(Mask(kAux), sv, sv, CMPMODE::EQ, rowsN);  // +inf + -inf
     AndMask(kNotNaN, kAux, rowsN);
-    Select(sv, Mask(kNotNaN), sv, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
-    if (t_.precision == 2) {
-      for (uint32_t q = 0; q < count_; q += ScratchRows()) {
-        RoundToBf16(sv[q * kChunk], Min(ScratchRows(), count_ - q) * kChunk);
-      }
-    }
   }
 
   // The chunk scratch may hold only half a group's chunk rows (t_.scratchRows, the host's choice):
@@ -1103,7 +1099,9 @@ class StemIndexer {
 
   // s rounded to bf16 (RNE) in place by integer steps on its bits: bits + 0x7FFF + bit 16, then
   // the low 16 bits cleared (a carry into the exponent is the rounding up; overflow gives Inf,
-  // Inf stays Inf). No lane is NaN here, so no int32 addition overflows.
+  // Inf stays Inf). The lanes hold scores (no NaN) or MarkUnscored's patterns, which it leaves
+  // as they are (0xFFFE0000: bit 16 clear; 0x7FFF0000 + 0x8000 clears back), so no int32
+  // addition overflows.
   __aicore__ inline void RoundToBf16(const LocalTensor<float>& s, uint32_t lanes) {
     const int32_t cnt = static_cast<int32_t>(lanes);
     LocalTensor<uint32_t> bits = s.ReinterpretCast<uint32_t>();
@@ -1117,26 +1115,20 @@ class StemIndexer {
     ShiftLeft(bits, bits, uint32_t(16), cnt);
   }
 
-  // The lanes Scores left unscored (Mask(kNotNaN) clear; s = +0 there) get bits that RowKeys
-  // maps to digits outside every key's: 0xFFFE0000 (hi -32767, kHiNaN, below every key) on the
-  // candidates with a NaN score, 0x7FFF0000 (hi 32767, kHiNone, above every key) on the lanes
-  // that are not candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not
-  // its masks, and RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)).
-  // Integer steps only (0, -131072 or 2^31 - 2^16 from two Selects, each exact in fp32 and cast
-  // exactly to int32, then Or into the zero bits): no vector arithmetic ever reads the patterns as
-  // floats.
+  // The lanes Scores left unscored (Mask(kNotNaN) clear) get bits that RowKeys maps to digits
+  // outside every key's: 0xFFFE0000 (hi -32767, kHiNaN, below every key) on the candidates with a
+  // NaN score, 0x7FFF0000 (hi 32767, kHiNone, above every key) on the lanes that are not
+  // candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not its masks, and
+  // RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). The patterns are
+  // int32 values moved by Selects (a move, not arithmetic): no vector arithmetic reads them as
+  // floats, and the last Select replaces every unscored lane (a NaN dot among them) with its pattern.
   // sv holds `lanes` lanes from lane `bit` of the group's chunk (the masks' bit offset).
   __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t bit, uint32_t lanes) {
-    const int32_t cnt = static_cast<int32_t>(lanes);
-    LocalTensor<float> f = chunkA_.Get<float>();
-    LocalTensor<uint8_t> unscored = Mask(kAux)[bit / 8];
-    Not(unscored.ReinterpretCast<uint16_t>(), Mask(kNotNaN)[bit / 8].ReinterpretCast<uint16_t>(), cnt / 16);
-    Duplicate(f, -131072.0f, cnt);  // 0xFFFE0000 as an int32
-    Select(f, Mask(kRange)[bit / 8], f, static_cast<float>(kNotCandidateBits), SELMODE::VSEL_TENSOR_SCALAR_MODE,
-           lanes);
-    Select(f, unscored, f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Cast(f.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, lanes);  // exact
-    Or(sv.ReinterpretCast<uint16_t>(), sv.ReinterpretCast<uint16_t>(), f.ReinterpretCast<uint16_t>(), 2 * cnt);
+    const LocalTensor<int32_t> pattern = chunkA_.Get<int32_t>();
+    const LocalTensor<int32_t> bits = sv.ReinterpretCast<int32_t>();
+    Duplicate(pattern, static_cast<int32_t>(0xFFFE0000u), static_cast<int32_t>(lanes));
+    Select(pattern, Mask(kRange)[bit / 8], pattern, kNotCandidateBits, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
+    Select(bits, Mask(kNotNaN)[bit / 8], bits, pattern, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
   }
 
   // hi_ = the hi digit of the key of the row's scores s (see the file comment), built when the row
