@@ -506,6 +506,34 @@ class EmulatedKernelTest(unittest.TestCase):
             with self.subTest(precision=precision):
                 assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"lattice p{precision}")
 
+    def test_small_split_buckets_with_ties(self):
+        """Every K-th key falls in a hi bucket of 12 lanes (the scalar unit orders such a bucket by
+        its score bits, ChooseInBucket): scores are vbias alone, in clusters of 12 key blocks
+        spread over the row, each cluster within one hi digit (c * 2^-7 apart) and on a lattice of
+        2^-20 with 6 values, so a bucket holds larger lanes, the K-th key's ties (taken in index
+        order) and smaller ones. Positive clusters on kv head 0, negative ones on head 1 (their key
+        order is the reverse of their bits'), both signs and a NaN and an infinity on head 2, small
+        negative ones on head 3;
+        causal rows, so that K and the visible blocks vary. Both precisions."""
+        g = torch.Generator().manual_seed(12)
+        qflat, kflat, vbias, ql, kl, _ = sc.build([32768], [32768], Nk=4, pattern="Z")
+        qflat[...] = 1
+        blocks = vbias.size(2)
+        cluster = torch.randperm(blocks, generator=g) // 12
+        lattice = torch.randint(0, 6, (4, blocks), generator=g).float() * 2.0 ** -20
+        level = 1 + cluster.float() * 2.0 ** -7
+        vbias[0, 0] = level * (1 + lattice[0])
+        vbias[0, 1] = -level * (1 + lattice[1])
+        vbias[0, 2] = torch.where(cluster % 2 == 0, 1.0, -1.0) * level * (1 + lattice[2])
+        vbias[0, 2, 50] = float("nan")
+        vbias[0, 2, 60] = float("inf")
+        vbias[0, 3] = -level * (1 + lattice[3]) * 2.0 ** -30  # small magnitudes
+        inputs = (qflat, kflat, vbias, ql, kl, None)
+        for precision in (1, 2):
+            case = sc.Case("small buckets", None, None, causal=True, topk_score_precision=precision)
+            with self.subTest(precision=precision):
+                assert_same(self, run_emulated(case, inputs), run_op(case, inputs), f"small buckets p{precision}")
+
     def test_counts_of_short_half_and_fp32_rows(self):
         """The selection's counts are sums of selected ones in half on rows of at most 2048 lanes
         (exact: every count up to 2048 is a half) and in fp32 on longer rows: rows of 256, 1792

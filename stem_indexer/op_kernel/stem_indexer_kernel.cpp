@@ -1539,12 +1539,13 @@ class StemIndexer {
     Compares(Mask(kTaken), hi, th, CMPMODE::GT, lanes);
     Compares(Mask(kTie), hi, th, CMPMODE::EQ, lanes);
     if (t_.precision == 2 || h.threshold == kHiNaN) return need;  // lo is the same for the whole bucket
+    const uint32_t bucket = h.atLeast - h.above;
+    if (bucket <= kScalarFinish) return ChooseInBucket(s, need, bucket, h.threshold >= 0, lanes);
     // The bucket's lo digits, -1 elsewhere.
     LowKeys(hi, s, lanes);
     Select(lo_, Mask(kTie), lo_, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    const uint32_t bucket = h.atLeast - h.above;
     int32_t lowest2 = 0, highest2 = kLoTop;
-    if (bucket > kScalarFinish) DigitRange(lo_, kTie, lanes, lowest2, highest2);  // else Rank finishes at once
+    DigitRange(lo_, kTie, lanes, lowest2, highest2);
     const Kth l = Rank(lo_, lowest2, highest2, need, bucket, 0, lanes, hi_);  // hi_ is no longer needed
     const float tl = static_cast<float>(l.threshold);
     if (l.atLeast == need) {  // the K-th key's lanes are all taken: no ties to order
@@ -1556,6 +1557,48 @@ class StemIndexer {
     OrMask(kTaken, kAux, lanes);
     Compares(Mask(kTie), lo_, tl, CMPMODE::EQ, lanes);
     return need - l.above;
+  }
+
+  // The K-th key's bucket (Mask(kTie): hi == the K-th key's digit, not the NaN one) of at most
+  // kScalarFinish lanes, of which `need` are still to take: the scalar unit reads their score bits,
+  // compacted by GatherMask (index order), and finds the need-th largest key; no lo digits are
+  // built. Within one hi bucket all scores share their sign and are numbers, so the key order is
+  // the order of the int32 bits (`positive`) or its reverse, and one int32 Compares against that
+  // key's bits adds the bucket's larger keys to kTaken (it also holds lanes of higher buckets, all
+  // in kTaken already, and never a lower one: the unscored patterns lie outside that range). Returns
+  // the tie count, with Mask(kTie) = the lanes of the need-th largest key.
+  __aicore__ inline uint32_t ChooseInBucket(const LocalTensor<float>& s, uint32_t need, uint32_t bucket,
+                                            bool positive, uint32_t lanes) {
+    const LocalTensor<int32_t> bits = s.ReinterpretCast<int32_t>();
+    const LocalTensor<int32_t> vals = scratch_.ReinterpretCast<int32_t>();
+    CompactByMask(vals, bits, kTie, lanes);
+    ResultsToScalar(kPrefetchSteps);  // the next row's keys meanwhile
+    int32_t keys[kScalarFinish];  // descending; a negative score's key is its bits ^ 0x7FFFFFFF
+    for (uint32_t i = 0; i < bucket; ++i) {
+      const int32_t b = vals.GetValue(i);
+      const int32_t key = positive ? b : (b ^ 0x7FFFFFFF);
+      uint32_t at = i;
+      while (at > 0 && keys[at - 1] < key) {
+        keys[at] = keys[at - 1];
+        --at;
+      }
+      keys[at] = key;
+    }
+    WaitForPipe<HardEvent::S_V>();
+    const int32_t kth = keys[need - 1];
+    uint32_t greater = 0, equal = 0;
+    for (uint32_t i = 0; i < bucket; ++i) {
+      greater += keys[i] > kth ? 1u : 0u;
+      equal += keys[i] == kth ? 1u : 0u;
+    }
+    const int32_t tb = positive ? kth : (kth ^ 0x7FFFFFFF);  // the need-th largest key's score bits
+    const bool all = greater + equal == need;  // the K-th key's lanes are all taken: no ties
+    const CMPMODE mode = positive ? (all ? CMPMODE::GE : CMPMODE::GT) : (all ? CMPMODE::LE : CMPMODE::LT);
+    Compares(Mask(kAux), bits, tb, mode, lanes);
+    OrMask(kTaken, kAux, lanes);
+    if (all) return 0;
+    Compares(Mask(kTie), bits, tb, CMPMODE::EQ, lanes);
+    return need - greater;
   }
 
   // Adds the first `ties` lanes of kTie (index order) to kTaken, on the scalar unit.
