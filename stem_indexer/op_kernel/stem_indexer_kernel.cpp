@@ -984,11 +984,11 @@ class StemIndexer {
     for (uint32_t q = 0; q < count_; ++q) ZeroTail(sv[q * kChunk], cols);
     ZeroTail(bv, cols);
     Scores(sv, bv, c0, rowsN);
-    for (uint32_t q = 0; q < count_; q += ScratchRows()) {
-      const uint32_t bit = q * kChunk;
-      const uint32_t lanes = Min(ScratchRows(), count_ - q) * kChunk;
-      MarkUnscored(sv[bit], bit, lanes);
-      if (t_.precision == 2) RoundToBf16(sv[bit], lanes);
+    MarkUnscored(sv, rowsN);
+    if (t_.precision == 2) {
+      for (uint32_t q = 0; q < count_; q += ScratchRows()) {
+        RoundToBf16(sv[q * kChunk], Min(ScratchRows(), count_ - q) * kChunk);
+      }
     }
     if (c0 == 0) WaitForPipe<HardEvent::MTE3_V>();  // the previous group's emission DMAs have read s_
     // The group's chunk rows into their rows of s_, one strided copy (rows rowLanes apart).
@@ -1119,16 +1119,17 @@ class StemIndexer {
   // outside every key's: 0xFFFE0000 (hi -32767, kHiNaN, below every key) on the candidates with a
   // NaN score, 0x7FFF0000 (hi 32767, kHiNone, above every key) on the lanes that are not
   // candidates (Mask(kRange) clear), so that a row keeps only its scores in UB, not its masks, and
-  // RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). The patterns are
-  // int32 values moved by Selects (a move, not arithmetic): no vector arithmetic reads them as
-  // floats, and the last Select replaces every unscored lane (a NaN dot among them) with its pattern.
-  // sv holds `lanes` lanes from lane `bit` of the group's chunk (the masks' bit offset).
-  __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t bit, uint32_t lanes) {
-    const LocalTensor<int32_t> pattern = chunkA_.Get<int32_t>();
+  // RowKeys needs no candidate mask (Mask(kNotNaN) lies within Mask(kRange)). Two int32 Selects
+  // (moves, not arithmetic: no vector arithmetic reads the patterns as floats) over the group's
+  // chunk: every unscored lane (a NaN dot among them) first gets 0x7FFF0000, then those in
+  // Mask(kRange) 0xFFFE0000 (Mask(kAux) = kNotNaN or not kRange keeps the others).
+  __aicore__ inline void MarkUnscored(const LocalTensor<float>& sv, uint32_t rowsN) {
     const LocalTensor<int32_t> bits = sv.ReinterpretCast<int32_t>();
-    Duplicate(pattern, static_cast<int32_t>(0xFFFE0000u), static_cast<int32_t>(lanes));
-    Select(pattern, Mask(kRange)[bit / 8], pattern, kNotCandidateBits, SELMODE::VSEL_TENSOR_SCALAR_MODE, lanes);
-    Select(bits, Mask(kNotNaN)[bit / 8], bits, pattern, SELMODE::VSEL_TENSOR_TENSOR_MODE, lanes);
+    Select(bits, Mask(kNotNaN), bits, kNotCandidateBits, SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
+    const LocalTensor<uint16_t> keep = Mask(kAux).ReinterpretCast<uint16_t>();
+    Not(keep, Mask(kRange).ReinterpretCast<uint16_t>(), static_cast<int32_t>(rowsN / 16));
+    OrMask(kAux, kNotNaN, rowsN);
+    Select(bits, Mask(kAux), bits, static_cast<int32_t>(0xFFFE0000u), SELMODE::VSEL_TENSOR_SCALAR_MODE, rowsN);
   }
 
   // hi_ = the hi digit of the key of the row's scores s (see the file comment), built when the row
