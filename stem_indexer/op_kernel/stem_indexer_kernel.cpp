@@ -127,6 +127,17 @@ __aicore__ inline Nd2NzParams OneMatrixNd2Nz(uint32_t rows, uint32_t d, uint32_t
 }
 __aicore__ inline int64_t BlocksOf(int64_t tokens) { return tokens <= 0 ? 0 : (tokens + 127) / 128; }
 
+// Inserts x into sorted[0, count), kept descending (the scalar passes over at most 16 values).
+template <typename T>
+__aicore__ inline void InsertDescending(T* sorted, uint32_t count, T x) {
+  uint32_t at = count;
+  while (at > 0 && sorted[at - 1] < x) {
+    sorted[at] = sorted[at - 1];
+    --at;
+  }
+  sorted[at] = x;
+}
+
 // Index of the highest set bit of x != 0.
 __aicore__ inline uint32_t HighestBit(uint64_t x) {
   uint32_t n = 0;
@@ -1489,15 +1500,7 @@ class StemIndexer {
     ResultsToScalar(kPrefetchSteps);  // the next row's keys meanwhile
     float vals[kScalarFinish];
     const uint32_t m = inside < kScalarFinish ? inside : kScalarFinish;
-    for (uint32_t i = 0; i < m; ++i) {
-      const float x = scratch_.GetValue(i);  // insertion, descending
-      uint32_t at = i;
-      while (at > 0 && vals[at - 1] < x) {
-        vals[at] = vals[at - 1];
-        --at;
-      }
-      vals[at] = x;
-    }
+    for (uint32_t i = 0; i < m; ++i) InsertDescending(vals, i, scratch_.GetValue(i));
     WaitForPipe<HardEvent::S_V>();
     const float t = vals[need - above - 1];
     uint32_t greater = 0, equal = 0;
@@ -1577,13 +1580,7 @@ class StemIndexer {
     int32_t keys[kScalarFinish];  // descending; a negative score's key is its bits ^ 0x7FFFFFFF
     for (uint32_t i = 0; i < bucket; ++i) {
       const int32_t b = vals.GetValue(i);
-      const int32_t key = positive ? b : (b ^ 0x7FFFFFFF);
-      uint32_t at = i;
-      while (at > 0 && keys[at - 1] < key) {
-        keys[at] = keys[at - 1];
-        --at;
-      }
-      keys[at] = key;
+      InsertDescending(keys, i, positive ? b : (b ^ 0x7FFFFFFF));
     }
     WaitForPipe<HardEvent::S_V>();
     const int32_t kth = keys[need - 1];
